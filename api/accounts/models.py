@@ -1,0 +1,1 @@
+"""Accounts use Django's users; roles, named tokens and the audit log come later."""

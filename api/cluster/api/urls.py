@@ -1,0 +1,11 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from cluster.api import views
+
+router = DefaultRouter(trailing_slash=True)
+router.register("nodes", views.NodeViewSet)
+urlpatterns = router.urls + [
+    path("agent/desired/", views.AgentDesiredView.as_view(), name="agent-desired"),
+    path("agent/reports/", views.AgentReportView.as_view(), name="agent-reports"),
+]

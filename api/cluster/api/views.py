@@ -1,0 +1,92 @@
+"""Nodes, and the node agent's protocol: long-poll for the desired revision, report the outcome."""
+
+import time
+
+from django.db import close_old_connections
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster.api import serializers
+from cluster.authentication import IsNode, NodeTokenAuthentication
+from cluster.models import Node
+from revisions.models import NodeRevision, Revision
+from revisions.publish import PublishError, node_revision
+
+LONG_POLL_MAX_S = 55
+LONG_POLL_STEP_S = 0.25
+
+
+class NodeViewSet(viewsets.ModelViewSet):
+    """Appliance nodes. Creating one returns its agent token once; it cannot be read again."""
+
+    queryset = Node.objects.select_related("applied_revision")
+
+    def get_serializer_class(self):
+        return serializers.NodeCreateSerializer if self.action == "create" else serializers.NodeSerializer
+
+
+class AgentView(APIView):
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes = [IsNode]
+
+
+class AgentDesiredView(AgentView):
+    """Long-poll: answers at once when the newest revision differs from ``known``."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("known", int, description="revision number the node runs (0: none)"),
+            OpenApiParameter("wait", int, description=f"seconds to wait for a change (max {LONG_POLL_MAX_S})"),
+        ],
+        responses={200: serializers.AgentBundleSerializer, 204: OpenApiResponse(description="no change")},
+    )
+    def get(self, request):
+        known = _int_param(request, "known", 0)
+        deadline = time.monotonic() + min(max(_int_param(request, "wait", 0), 0), LONG_POLL_MAX_S)
+        while True:
+            newest = Revision.objects.order_by("-number").first()
+            if newest is not None and newest.number != known:
+                return self._bundle(newest, request.auth)
+            if time.monotonic() >= deadline:
+                return Response(status=status.HTTP_204_NO_CONTENT)
+            close_old_connections()
+            time.sleep(LONG_POLL_STEP_S)
+
+    def _bundle(self, revision, node):
+        try:
+            copy = node_revision(revision, node)
+        except PublishError as err:  # the node's own render failed its check: say why, apply nothing
+            return Response({"detail": str(err)}, status=status.HTTP_409_CONFLICT)
+        return Response({"revision": revision.number, "node": node.name, "files": copy.files})
+
+
+class AgentReportView(AgentView):
+    """The agent's outcome for one revision."""
+
+    @extend_schema(request=serializers.AgentReportSerializer, responses={204: None})
+    def post(self, request):
+        report = serializers.AgentReportSerializer(data=request.data)
+        report.is_valid(raise_exception=True)
+        node = request.auth
+        copy = NodeRevision.objects.filter(node=node, revision__number=report.validated_data["revision"]).first()
+        if copy is None:
+            raise NotFound("This node was never sent that revision.")
+        copy.state = report.validated_data["state"]
+        copy.message = report.validated_data["message"]
+        copy.save(update_fields=["state", "message", "updated_at"])
+        if copy.state == "applied":
+            Node.objects.filter(pk=node.pk).update(applied_revision=copy.revision)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _int_param(request, name, default):
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValidationError({name: ["Must be an integer."]}) from None

@@ -1,0 +1,29 @@
+"""Register a node (or give an existing one a new token) and write its token to a file."""
+
+import os
+
+from django.core.management.base import BaseCommand, CommandError
+
+from cluster.models import Node
+from services.validators import validate_name
+
+
+class Command(BaseCommand):
+    help = "Create a node or rotate its token; write the token to --token-file (mode 600)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name")
+        parser.add_argument("--token-file", required=True)
+
+    def handle(self, name, token_file, **options):
+        try:
+            validate_name(name)
+        except Exception as err:
+            raise CommandError(f"invalid node name {name!r}: {err}") from err
+        node = Node.objects.filter(name=name).first() or Node(name=name)
+        token = node.rotate_token()
+        node.save()
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        self.stdout.write(f"node {name}: token written to {token_file}")

@@ -1,0 +1,15 @@
+"""Fulcrum's compiler: pure functions from a frozen snapshot to daemon configuration.
+
+    snap = snapshot_from_dict(revision.snapshot)
+    verify(snap)                      # raises VerifyError naming the object path
+    files = render_haproxy(snap, "lb1")  # {"haproxy.cfg": b"..."}
+
+No file I/O, no database, no clock: the same snapshot always gives the same bytes.
+"""
+
+from compiler.errors import VerifyError
+from compiler.render import render_haproxy
+from compiler.snapshot import Snapshot, snapshot_from_dict
+from compiler.verify import verify
+
+__all__ = ["Snapshot", "VerifyError", "render_haproxy", "snapshot_from_dict", "verify"]

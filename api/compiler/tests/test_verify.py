@@ -1,0 +1,143 @@
+"""verify() refuses what cannot be rendered safely, naming the object path."""
+
+import copy
+
+import pytest
+
+from compiler import VerifyError, render_haproxy, snapshot_from_dict, verify
+from compiler.render import haproxy_word
+
+GOOD = {
+    "revision": 3,
+    "virtual_services": [
+        {"name": "web", "vip": "10.0.0.10", "port": 80, "protocol": "http", "enabled": True, "default_pool": "web"}
+    ],
+    "pools": [
+        {
+            "name": "web",
+            "algorithm": "round-robin",
+            "health_check": {
+                "type": "http",
+                "path": "/health",
+                "expected_status": 200,
+                "interval_ms": 2000,
+                "timeout_ms": 1000,
+                "rise": 2,
+                "fall": 3,
+            },
+            "members": [{"name": "s1", "address": "10.0.1.1", "port": 80, "weight": 1, "state": "enabled"}],
+        }
+    ],
+}
+
+
+def _with(change):
+    data = copy.deepcopy(GOOD)
+    change(data)
+    return data
+
+
+def _problems(data):
+    with pytest.raises(VerifyError) as err:
+        verify(snapshot_from_dict(data))
+    return dict(err.value.problems)
+
+
+def test_good_snapshot_verifies():
+    assert verify(snapshot_from_dict(GOOD)) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "fragment"),
+    [
+        (
+            lambda d: d["virtual_services"][0].update(name="web\n    bind :22"),
+            "virtual-services/web\n    bind :22/name",
+            "invalid name",
+        ),
+        (lambda d: d["virtual_services"][0].update(vip="10.0.0.300"), "virtual-services/web/vip", "not an IP"),
+        (lambda d: d["virtual_services"][0].update(port=0), "virtual-services/web/port", "outside 1..65535"),
+        (
+            lambda d: d["virtual_services"][0].update(default_pool="nope"),
+            "virtual-services/web/default_pool",
+            "does not exist",
+        ),
+        (lambda d: d["virtual_services"][0].update(protocol="udp"), "virtual-services/web/protocol", "not one of"),
+        (lambda d: d["pools"][0].update(algorithm="random"), "pools/web/algorithm", "not one of"),
+        (lambda d: d["pools"][0]["members"][0].update(port=70000), "pools/web/members/s1/port", "outside"),
+        (lambda d: d["pools"][0]["members"][0].update(weight=257), "pools/web/members/s1/weight", "outside 0..256"),
+        (lambda d: d["pools"][0]["members"][0].update(state="gone"), "pools/web/members/s1/state", "not one of"),
+        (lambda d: d["pools"][0]["health_check"].update(path="/x y"), "pools/web/health_check/path", "invalid path"),
+        (lambda d: d["pools"][0]["health_check"].update(path="/a'#"), "pools/web/health_check/path", "invalid path"),
+        (
+            lambda d: d["pools"][0]["health_check"].update(timeout_ms=5000),
+            "pools/web/health_check/timeout_ms",
+            "outside",
+        ),
+        (lambda d: d["pools"][0]["health_check"].update(host="a b"), "pools/web/health_check/host", "not a host"),
+    ],
+)
+def test_bad_input_names_its_path(change, path, fragment):
+    problems = _problems(_with(change))
+    assert path in problems, problems
+    assert fragment in problems[path]
+
+
+def test_listener_clash_including_wildcard():
+    def two_services(d):
+        d["virtual_services"].append({**d["virtual_services"][0], "name": "other", "vip": "0.0.0.0"})
+
+    problems = _problems(_with(two_services))
+    assert "clashes with virtual service 'web'" in problems["virtual-services/other/vip"]
+
+
+def test_same_port_different_vip_is_fine():
+    def two(d):
+        d["virtual_services"].append({**d["virtual_services"][0], "name": "other", "vip": "10.0.0.11"})
+
+    verify(snapshot_from_dict(_with(two)))
+
+
+def test_pool_shared_by_http_and_tcp_is_refused():
+    def mixed(d):
+        d["virtual_services"].append({**d["virtual_services"][0], "name": "t", "port": 81, "protocol": "tcp"})
+
+    assert "pools/web" in _problems(_with(mixed))
+
+
+def test_duplicate_member_endpoint_is_refused():
+    def dup(d):
+        d["pools"][0]["members"].append({**d["pools"][0]["members"][0], "name": "s2"})
+
+    assert "already a member" in _problems(_with(dup))["pools/web/members/s2"]
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ({"revision": "1", "virtual_services": [], "pools": []}, "expected int"),
+        ({"revision": 1, "virtual_services": [{"name": "x"}], "pools": []}, "missing"),
+        ({"revision": 1, "virtual_services": [], "pools": [], "extra": 1}, "unknown field"),
+        ({"revision": True, "virtual_services": [], "pools": []}, "expected int"),
+    ],
+)
+def test_malformed_snapshot_is_refused(data, fragment):
+    with pytest.raises(VerifyError, match=fragment):
+        snapshot_from_dict(data)
+
+
+def test_render_refuses_unverified_input():
+    bad = _with(lambda d: d["pools"][0]["members"][0].update(name="s1\nserver evil 1.2.3.4:22"))
+    with pytest.raises(VerifyError):
+        render_haproxy(snapshot_from_dict(bad), "lb1")
+
+
+@pytest.mark.parametrize("word", ["a b", "x\ny", "#c", "'q'", '"q"', "$HOME", "a\\b", ""])
+def test_word_filter_rejects_parser_significant_text(word):
+    with pytest.raises(ValueError):
+        haproxy_word(word)
+
+
+def test_node_name_cannot_inject():
+    with pytest.raises(ValueError):
+        render_haproxy(snapshot_from_dict(GOOD), "lb1\nglobal")

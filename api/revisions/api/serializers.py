@@ -1,0 +1,41 @@
+"""Serializers for revisions and for the agent protocol."""
+
+from rest_framework import serializers
+
+from fulcrum.serializers import StrictModelSerializer
+from revisions.models import NodeRevision, Revision
+
+
+class NodeRevisionSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="node.name", read_only=True)
+
+    class Meta:
+        model = NodeRevision
+        fields = ["node", "state", "message", "updated_at"]
+        read_only_fields = fields
+
+
+class RevisionSerializer(StrictModelSerializer):
+    author = serializers.CharField(source="author.username", read_only=True, default=None)
+    nodes = NodeRevisionSerializer(source="node_states", many=True, read_only=True)
+
+    class Meta:
+        model = Revision
+        fields = ["id", "number", "message", "author", "created_at", "nodes"]
+        read_only_fields = ["id", "number", "author", "created_at", "nodes"]
+
+
+class RevisionDetailSerializer(RevisionSerializer):
+    class Meta(RevisionSerializer.Meta):
+        fields = RevisionSerializer.Meta.fields + ["snapshot"]
+        read_only_fields = RevisionSerializer.Meta.read_only_fields + ["snapshot"]
+
+
+class PublishProblemSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    message = serializers.CharField()
+
+
+class PublishErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    problems = PublishProblemSerializer(many=True)

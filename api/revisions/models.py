@@ -1,0 +1,46 @@
+"""Revisions: immutable, compiled and checked snapshots of the operator's intent."""
+
+from django.conf import settings
+from django.db import models
+
+from revisions.choices import NodeRevisionState
+
+
+class Revision(models.Model):
+    """A frozen copy of every object at the moment of "Apply"; never changed afterwards."""
+
+    number = models.PositiveIntegerField(unique=True, editable=False)
+    snapshot = models.JSONField(editable=False)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    message = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        verbose_name = "revision"
+        verbose_name_plural = "revisions"
+
+    def __str__(self):
+        return f"r{self.number}"
+
+
+class NodeRevision(models.Model):
+    """One node's copy of a revision: the files rendered for it and what its agent reported."""
+
+    revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="node_states")
+    node = models.ForeignKey("cluster.Node", on_delete=models.CASCADE, related_name="revisions")
+    files = models.JSONField(editable=False, help_text="Rendered file name -> text, as checked by the daemons.")
+    state = models.CharField(max_length=16, choices=NodeRevisionState.choices, default=NodeRevisionState.PENDING)
+    message = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["node__name"]
+        verbose_name = "node revision"
+        verbose_name_plural = "node revisions"
+        constraints = [models.UniqueConstraint(fields=["revision", "node"], name="noderevision_unique")]
+
+    def __str__(self):
+        return f"{self.revision} on {self.node}: {self.state}"

@@ -1,0 +1,147 @@
+"""Apply: freeze, compile, check with the real haproxy, publish; and the agent protocol."""
+
+from unittest import mock
+
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient, APITestCase
+
+from cluster.models import Node
+from revisions.checks import check_haproxy
+from revisions.models import NodeRevision, Revision
+from services.models import HealthCheck, Member, Pool, VirtualService
+
+
+def make_service():
+    pool = Pool.objects.create(name="web")
+    HealthCheck.objects.create(pool=pool, type="http", path="/health", interval_ms=1000, timeout_ms=500)
+    for i in (1, 2, 3):
+        Member.objects.create(pool=pool, name=f"s{i}", address=f"10.77.2.1{i}", port=80)
+    VirtualService.objects.create(name="web", vip="10.77.100.10", port=80, default_pool=pool)
+
+
+class PublishTest(APITestCase):
+    def setUp(self):
+        self.user = get_user_model().objects.create_user("ops", password="correct horse battery")
+        self.client.force_authenticate(self.user)
+        make_service()
+        self.node = Node(name="lb1")
+        self.token = self.node.rotate_token()
+        self.node.save()
+
+    def test_apply_freezes_compiles_and_publishes(self):
+        response = self.client.post("/api/v1/revisions/", {"message": "first"}, format="json")
+        self.assertEqual(response.status_code, 201, response.data)
+        self.assertEqual(response.data["number"], 1)
+        self.assertEqual(response.data["author"], "ops")
+        self.assertEqual(response.data["nodes"], [{**response.data["nodes"][0], "node": "lb1", "state": "pending"}])
+        revision = Revision.objects.get(number=1)
+        self.assertEqual([m["name"] for m in revision.snapshot["pools"][0]["members"]], ["s1", "s2", "s3"])
+        config = NodeRevision.objects.get(revision=revision, node=self.node).files["haproxy.cfg"]
+        self.assertTrue(check_haproxy(config.encode()).ok)
+        self.assertIn("server s2 10.77.2.12:80", config)
+
+    def test_revision_is_immutable_snapshot(self):
+        self.client.post("/api/v1/revisions/", {}, format="json")
+        Member.objects.filter(name="s3").delete()
+        detail = self.client.get(f"/api/v1/revisions/{Revision.objects.get().pk}/").data
+        self.assertEqual(len(detail["snapshot"]["pools"][0]["members"]), 3)
+        self.assertEqual(self.client.patch(f"/api/v1/revisions/{Revision.objects.get().pk}/", {}).status_code, 405)
+        self.assertEqual(self.client.delete(f"/api/v1/revisions/{Revision.objects.get().pk}/").status_code, 405)
+
+    def test_config_rejected_by_haproxy_is_not_published(self):
+        # Stand-in for a compiler bug: the renderer emits what the real haproxy refuses.
+        broken = {"haproxy.cfg": b"frontend f\n    bind 10.0.0.1:notaport\n"}
+        with mock.patch("revisions.publish.render_haproxy", return_value=broken):
+            response = self.client.post("/api/v1/revisions/", {"message": "bad"}, format="json")
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(response.data["problems"][0]["path"], "nodes/lb1/haproxy.cfg")
+        self.assertIn("haproxy rejected", response.data["problems"][0]["message"])
+        self.assertFalse(Revision.objects.exists())
+        self.assertFalse(NodeRevision.objects.exists())
+
+    def test_unknown_fields_refused(self):
+        response = self.client.post("/api/v1/revisions/", {"message": "x", "colour": 9}, format="json")
+        self.assertEqual(response.status_code, 400)
+        self.assertFalse(Revision.objects.exists())
+
+    def test_numbers_increase(self):
+        for _ in range(3):
+            self.client.post("/api/v1/revisions/", {}, format="json")
+        self.assertEqual(sorted(Revision.objects.values_list("number", flat=True)), [1, 2, 3])
+
+
+class AgentProtocolTest(APITestCase):
+    def setUp(self):
+        self.user = get_user_model().objects.create_user("ops", password="correct horse battery")
+        make_service()
+        admin = APIClient()
+        admin.force_authenticate(self.user)
+        created = admin.post("/api/v1/nodes/", {"name": "lb1"}, format="json")
+        self.assertEqual(created.status_code, 201, created.data)
+        self.token = created.data["token"]
+        self.admin = admin
+        self.agent = APIClient()
+        self.agent.credentials(HTTP_AUTHORIZATION=f"Node {self.token}")
+
+    def publish(self):
+        return self.admin.post("/api/v1/revisions/", {}, format="json").data["number"]
+
+    def test_token_is_shown_once(self):
+        node = Node.objects.get(name="lb1")
+        self.assertNotIn("token", self.admin.get(f"/api/v1/nodes/{node.pk}/").data)
+        self.assertNotEqual(node.token_hash, self.token)
+
+    def test_nothing_published_long_poll_times_out(self):
+        self.assertEqual(self.agent.get("/api/v1/agent/desired/?known=0&wait=0").status_code, 204)
+
+    def test_new_revision_is_delivered_and_reported(self):
+        number = self.publish()
+        response = self.agent.get("/api/v1/agent/desired/?known=0&wait=5")
+        self.assertEqual(response.status_code, 200)
+        self.assertEqual((response.data["revision"], response.data["node"]), (number, "lb1"))
+        self.assertIn("backend pool-web", response.data["files"]["haproxy.cfg"])
+        self.assertEqual(self.agent.get(f"/api/v1/agent/desired/?known={number}&wait=0").status_code, 204)
+        report = {"revision": number, "state": "applied", "message": ""}
+        self.assertEqual(self.agent.post("/api/v1/agent/reports/", report, format="json").status_code, 204)
+        node = Node.objects.get(name="lb1")
+        self.assertEqual(node.applied_revision.number, number)
+        self.assertIsNotNone(node.last_seen)
+        revision = self.admin.get("/api/v1/revisions/").data["results"][0]
+        self.assertEqual(revision["nodes"][0]["state"], "applied")
+
+    def test_failed_report_keeps_previous_applied(self):
+        first = self.publish()
+        self.agent.post("/api/v1/agent/reports/", {"revision": first, "state": "applied"}, format="json")
+        second = self.publish()
+        self.agent.get(f"/api/v1/agent/desired/?known={first}")
+        body = {"revision": second, "state": "failed", "message": "reload failed: port in use"}
+        self.assertEqual(self.agent.post("/api/v1/agent/reports/", body, format="json").status_code, 204)
+        self.assertEqual(Node.objects.get(name="lb1").applied_revision.number, first)
+        copy = NodeRevision.objects.get(revision__number=second)
+        self.assertEqual((copy.state, copy.message), ("failed", "reload failed: port in use"))
+
+    def test_node_added_after_publish_gets_a_checked_bundle(self):
+        number = self.publish()
+        late = self.admin.post("/api/v1/nodes/", {"name": "lb2"}, format="json").data["token"]
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Node {late}")
+        response = client.get("/api/v1/agent/desired/?known=0")
+        self.assertEqual(response.status_code, 200)
+        self.assertIn("for node lb2", response.data["files"]["haproxy.cfg"])
+        self.assertTrue(NodeRevision.objects.filter(revision__number=number, node__name="lb2").exists())
+
+    def test_bad_tokens_and_users_are_refused(self):
+        self.publish()
+        wrong = APIClient()
+        wrong.credentials(HTTP_AUTHORIZATION="Node not-a-token")
+        self.assertEqual(wrong.get("/api/v1/agent/desired/?known=0").status_code, 401)
+        self.assertIn(APIClient().get("/api/v1/agent/desired/?known=0").status_code, (401, 403))
+        self.assertIn(self.admin.get("/api/v1/agent/desired/?known=0").status_code, (401, 403))
+
+    def test_bad_reports_are_refused(self):
+        number = self.publish()
+        for body in ({"revision": number, "state": "pending"}, {"revision": "x", "state": "applied"}, {}):
+            self.assertEqual(self.agent.post("/api/v1/agent/reports/", body, format="json").status_code, 400)
+        never_sent = {"revision": number + 5, "state": "applied"}
+        self.assertEqual(self.agent.post("/api/v1/agent/reports/", never_sent, format="json").status_code, 404)
+        self.assertEqual(self.agent.get("/api/v1/agent/desired/?known=abc").status_code, 400)

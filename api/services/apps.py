@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ServicesConfig(AppConfig):
+    name = "services"
+    verbose_name = "Services"
