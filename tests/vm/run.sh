@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Runs guest tests (tests/vm/guest/test_*.sh) in a QEMU machine booted from
+# the image that build-rootfs.sh makes (and builds first if needed).
+#
+#   tests/vm/run.sh                  every guest test
+#   tests/vm/run.sh test_ipvs_nat    some of them (ipvs_nat or a path also do)
+#
+# The repository is shared with the guest read-only over 9p, so editing a
+# test needs no rebuild; results come back through a second, writable share,
+# tests/artifacts/vm/results/. The serial console is kept in
+# tests/artifacts/vm/console.log.
+#
+# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 600),
+# FULCRUM_VM_TEST_TIMEOUT (s, each test, default 300), FULCRUM_VM_MEMORY
+# (MiB, default 1024), FULCRUM_VM_CPUS (default 2).
+#
+# Ends with "N passed, N failed"; exits non-zero on any failure, on a
+# timeout, or when no test ran.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+readonly HERE
+REPO=$(cd "$HERE/../.." && pwd)
+readonly REPO
+readonly ARTIFACTS=$REPO/tests/artifacts/vm
+readonly RESULTS=$ARTIFACTS/results
+readonly CONSOLE_LOG=$ARTIFACTS/console.log
+readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-600}
+readonly MEMORY=${FULCRUM_VM_MEMORY:-1024}
+readonly CPUS=${FULCRUM_VM_CPUS:-2}
+readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-300}
+
+log() { echo "vm/run: $*" >&2; }
+
+# select_tests [ARG...]: fills tests[] with names such as test_ipvs_nat, from
+# test_ipvs_nat, ipvs_nat or guest/test_ipvs_nat.sh; all tests without ARGs.
+select_tests() {
+	local arg name
+	tests=()
+	if (($# == 0)); then
+		mapfile -t tests < <(find "$HERE/guest" -maxdepth 1 -name 'test_*.sh' \
+			-printf '%f\n' | sed 's/\.sh$//' | sort)
+	fi
+	for arg in "$@"; do
+		name=$(basename "$arg" .sh)
+		[[ $name == test_* ]] || name=test_$name
+		[[ -f $HERE/guest/$name.sh ]] || { log "no such test: $HERE/guest/$name.sh"; exit 2; }
+		tests+=("$name")
+	done
+}
+
+qemu_pid=
+stop_qemu() {
+	[[ -n $qemu_pid ]] || return 0
+	# timeout(1) leads its own process group: this reaches qemu too.
+	kill -TERM -- "-$qemu_pid" 2>/dev/null || return 0
+	sleep 2
+	kill -KILL -- "-$qemu_pid" 2>/dev/null || true
+}
+
+# boot_guest IMAGE_DIR: runs the machine to completion; returns qemu's status
+boot_guest() {
+	local image=$1
+	local share_opts=security_model=none,multidevs=remap
+	local append=(
+		root=/dev/vda rw rootfstype=ext4 console=ttyS0
+		init=/fulcrum-test-init panic=-1 quiet mitigations=off
+		# The kernel hands unknown NAME=value words to init as environment.
+		"FULCRUM_VM_TEST_TIMEOUT=$TEST_TIMEOUT"
+	)
+	trap stop_qemu EXIT
+	trap 'exit 130' INT TERM
+	timeout --kill-after=10 "$TIMEOUT" \
+		qemu-system-x86_64 -accel tcg -cpu max -smp "$CPUS" -m "$MEMORY" \
+		-nographic -no-reboot -nic none \
+		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+		-append "${append[*]}" \
+		-drive "file=$image/rootfs.ext4,format=raw,if=virtio,snapshot=on" \
+		-virtfs "local,path=$REPO,mount_tag=fulcrum_src,readonly=on,$share_opts" \
+		-virtfs "local,path=$RESULTS,mount_tag=fulcrum_results,$share_opts" \
+		</dev/null >"$CONSOLE_LOG" 2>&1 &
+	qemu_pid=$!
+	local rc=0
+	wait "$qemu_pid" || rc=$?
+	qemu_pid=
+	return "$rc"
+}
+
+show_console_tail() {
+	echo "---- last 40 lines of $CONSOLE_LOG ----"
+	tail -n 40 "$CONSOLE_LOG" | tr -d '\r'
+	echo "----"
+	[[ ! -f $RESULTS/dmesg.log ]] || echo "guest kernel log: $RESULTS/dmesg.log"
+}
+
+# report TEST...: prints one line per test, logs of failures; sets passed/failed
+report() {
+	local name result
+	passed=0 failed=0
+	for name in "$@"; do
+		result=$(cat "$RESULTS/$name.result" 2>/dev/null || echo "fail (no result: did not run)")
+		if [[ $result == pass ]]; then
+			echo "PASS $name"
+			((++passed))
+		else
+			echo "FAIL $name: $result"
+			if [[ -f $RESULTS/$name.log ]]; then
+				echo "---- $RESULTS/$name.log ----"
+				cat "$RESULTS/$name.log"
+				echo "----"
+			fi
+			((++failed))
+		fi
+	done
+}
+
+main() {
+	[[ $(id -u) -eq 0 ]] || { log "must run as root"; exit 1; }
+	local tests image
+	select_tests "$@"
+	((${#tests[@]})) || { log "no guest tests found"; echo "0 passed, 0 failed"; exit 1; }
+
+	image=$("$HERE/build-rootfs.sh" | tail -n 1)
+
+	rm -rf "$RESULTS"
+	mkdir -p "$RESULTS"
+	printf '%s\n' "${tests[@]}" >"$RESULTS/selected"
+
+	log "booting $(cat "$image/kernel-release") under TCG for: ${tests[*]}"
+	local start=$SECONDS qemu_rc=0
+	boot_guest "$image" || qemu_rc=$?
+	log "guest ran for $((SECONDS - start)) s (qemu exit status $qemu_rc)"
+
+	local passed failed problem=
+	report "${tests[@]}"
+	if ((qemu_rc == 124 || qemu_rc == 137)); then
+		problem="timed out after $TIMEOUT s"
+	elif ((qemu_rc != 0)); then
+		problem="qemu exited with status $qemu_rc"
+	elif [[ ! -f $RESULTS/finished ]]; then
+		problem="the guest runner did not finish"
+	elif ! compgen -G "$RESULTS/*.result" >/dev/null; then
+		problem="no test ran"
+	fi
+	if [[ -n $problem ]]; then
+		log "$problem"
+		# Tests that left no result were already counted as failed.
+		((failed > 0)) || failed=1
+	fi
+	if ((failed > 0)) || [[ -n $problem ]]; then
+		show_console_tail
+	fi
+	echo "$passed passed, $failed failed"
+	((failed == 0))
+}
+
+main "$@"
