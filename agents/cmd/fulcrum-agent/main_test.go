@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/haproxy"
+	"fulcrum/agents/internal/haproxytest"
+)
+
+const token = "node-token-lb1"
+
+// fakeAPI implements the agent endpoints of the Fulcrum API in memory.
+type fakeAPI struct {
+	mu      sync.Mutex
+	newest  *client.Bundle
+	reports []client.Report
+}
+
+func (f *fakeAPI) publish(rev int64, cfg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.newest = &client.Bundle{Revision: rev, Node: "lb1", Files: map[string]string{"haproxy.cfg": cfg}}
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Node "+token {
+		http.Error(w, `{"detail": "bad token"}`, http.StatusUnauthorized)
+		return
+	}
+	switch r.URL.Path {
+	case "/api/v1/agent/desired/":
+		f.desired(w, r)
+	case "/api/v1/agent/reports/":
+		var rep client.Report
+		if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.reports = append(f.reports, rep)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// desired answers at once when the newest revision differs from known,
+// otherwise holds until one is published or the wait elapses.
+func (f *fakeAPI) desired(w http.ResponseWriter, r *http.Request) {
+	known, _ := strconv.ParseInt(r.URL.Query().Get("known"), 10, 64)
+	wait, _ := strconv.Atoi(r.URL.Query().Get("wait"))
+	deadline := time.Now().Add(time.Duration(wait) * time.Second)
+	for {
+		f.mu.Lock()
+		b := f.newest
+		f.mu.Unlock()
+		if b != nil && b.Revision != known {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(b)
+			return
+		}
+		if time.Now().After(deadline) || r.Context().Err() != nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// awaitReports waits until n reports arrived and returns them.
+func (f *fakeAPI) awaitReports(t *testing.T, n int) []client.Report {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		f.mu.Lock()
+		got := append([]client.Report(nil), f.reports...)
+		f.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+	}
+	t.Fatalf("fewer than %d reports arrived", n)
+	return nil
+}
+
+// syncBuffer collects the agent's log safely across goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// ignoreMessage compares reports on revision and state; messages are
+// checked by substring where it matters.
+var ignoreMessage = cmpopts.IgnoreFields(client.Report{}, "Message")
+
+// TestAgentEndToEnd runs the whole agent against a fake API and the real
+// HAProxy: two revisions go live under traffic, a broken one is refused,
+// a dead HAProxy is restarted, HAProxy outlives the agent, and a restarted
+// agent resumes it.
+func TestAgentEndToEnd(t *testing.T) {
+	bin := haproxytest.Binary(t)
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		if err := haproxy.New(bin, nil, dir).Stop(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	port := haproxytest.FreePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), port)
+	cfgB := haproxytest.Config(haproxytest.Backend(t, "B"), port)
+	api := &fakeAPI{}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	args := []string{
+		"--api", srv.URL, "--token-file", writeToken(t, " "+token+"\n"), "--state-dir", dir,
+		"--haproxy", bin, "--wait", "1s", "--log-level", "debug",
+	}
+
+	api.publish(1, cfgA)
+	ctx, stop := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan int)
+	go func() { done <- run(ctx, args, &logs) }()
+	var onceLogs syncBuffer
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() || testing.Verbose() {
+			t.Logf("agent log:\n%s\n--once log:\n%s", logs.String(), onceLogs.String())
+		}
+	})
+
+	api.awaitReports(t, 1)
+	haproxytest.WaitFor(t, url, "A", 5*time.Second)
+	traffic := haproxytest.StartTraffic(url, 4, 60*time.Second)
+	api.publish(2, cfgB)
+	api.awaitReports(t, 2)
+	haproxytest.WaitFor(t, url, "B", 5*time.Second)
+	api.publish(3, cfgB+"    bogus-keyword on\n")
+	reports := api.awaitReports(t, 3)
+	time.Sleep(1500 * time.Millisecond) // the agent now holds; it must not retry revision 3
+	answers, failures := traffic.Stop()
+	if len(failures) > 0 {
+		t.Fatalf("%d requests failed across the agent's reloads, first: %s", len(failures), failures[0])
+	}
+	if answers["A"] == 0 || answers["B"] == 0 {
+		t.Errorf("traffic did not follow the revisions: %v", answers)
+	}
+	want := []client.Report{
+		{Revision: 1, State: client.StateApplied},
+		{Revision: 2, State: client.StateApplied},
+		{Revision: 3, State: client.StateFailed},
+	}
+	if diff := cmp.Diff(want, api.awaitReports(t, 3), ignoreMessage); diff != "" {
+		t.Errorf("reports mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(reports[2].Message, "bogus-keyword") {
+		t.Errorf("failure report lacks haproxy's output: %q", reports[2].Message)
+	}
+
+	// HAProxy dies under the running agent: restarted within a poll.
+	if err := haproxy.New(bin, nil, dir).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	haproxytest.WaitFor(t, url, "B", 10*time.Second)
+
+	stop()
+	if code := <-done; code != 0 {
+		t.Fatalf("agent exited %d", code)
+	}
+	if got, err := haproxytest.Get(url); err != nil || got != "B" {
+		t.Fatalf("after the agent exited haproxy answered %q (err %v), want B", got, err)
+	}
+
+	// Simulate a reboot: HAProxy gone, agent restarted with a new revision waiting.
+	if err := haproxy.New(bin, nil, dir).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	api.publish(4, cfgA)
+	if code := run(context.Background(), append(args, "--once"), &onceLogs); code != 0 {
+		t.Fatalf("--once exited %d", code)
+	}
+	if !strings.Contains(onceLogs.String(), "starting daemon from live configuration") {
+		t.Errorf("restarted agent did not resume haproxy from the live config")
+	}
+	want = append(want, client.Report{Revision: 4, State: client.StateApplied})
+	if diff := cmp.Diff(want, api.awaitReports(t, 4), ignoreMessage); diff != "" {
+		t.Errorf("reports mismatch (-want +got):\n%s", diff)
+	}
+	haproxytest.WaitFor(t, url, "A", 5*time.Second)
+}
+
+func TestOnceBadToken(t *testing.T) {
+	srv := httptest.NewServer(&fakeAPI{})
+	t.Cleanup(srv.Close)
+	var logs syncBuffer
+	args := []string{"--api", srv.URL, "--token-file", writeToken(t, "wrong"), "--state-dir", t.TempDir(), "--once"}
+	if code := run(context.Background(), args, &logs); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(logs.String(), "401") {
+		t.Errorf("log does not mention the 401:\n%s", logs.String())
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    options
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			args: []string{"--api", "https://fulcrum:8443", "--token-file", "/etc/fulcrum/token"},
+			want: options{
+				api: "https://fulcrum:8443", tokenFile: "/etc/fulcrum/token", stateDir: "/var/lib/fulcrum-agent",
+				haproxyBin: "haproxy", logLevel: "info", wait: 30 * time.Second,
+			},
+		},
+		{
+			name: "everything set",
+			args: []string{
+				"--api", "http://api", "--token-file", "t", "--state-dir", "/s", "--haproxy", "/usr/sbin/haproxy",
+				"--exec-prefix", "ip netns exec fl-lb", "--wait", "55s", "--once", "--log-level", "debug",
+			},
+			want: options{
+				api: "http://api", tokenFile: "t", stateDir: "/s", haproxyBin: "/usr/sbin/haproxy",
+				execPrefix: "ip netns exec fl-lb", logLevel: "debug", wait: 55 * time.Second, once: true,
+			},
+		},
+		{name: "missing required", args: []string{"--once"}, wantErr: "--api, --token-file"},
+		{name: "tiny wait", args: []string{"--api", "http://a", "--token-file", "t", "--wait", "10ms"}, wantErr: "at least 1s"},
+		{name: "stray argument", args: []string{"--api", "http://a", "--token-file", "t", "extra"}, wantErr: "unexpected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func writeToken(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

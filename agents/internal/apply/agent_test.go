@@ -1,0 +1,131 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"fulcrum/agents/internal/client"
+)
+
+// runAgent runs the loop until the source's script is exhausted and returns
+// the sleeps it asked for.
+func runAgent(t *testing.T, s Store, d *fakeDaemon, src *fakeSource, rep *fakeReporter) []time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	src.cancel = cancel
+	var sleeps []time.Duration
+	a := &Agent{
+		Source:   src,
+		Reporter: rep,
+		Applier:  &Applier{Store: s, Files: Files{"haproxy.cfg": d}},
+		Wait:     30 * time.Second,
+		Backoff:  Backoff{Min: time.Second, Max: 30 * time.Second},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Sleep: func(_ context.Context, d time.Duration) error {
+			sleeps = append(sleeps, d)
+			return nil
+		},
+	}
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return sleeps
+}
+
+func TestAgent(t *testing.T) {
+	cfgA, cfgB := readTestdata(t, "a.cfg"), readTestdata(t, "b.cfg")
+	down := sourceAnswer{err: errors.New("connection refused")}
+	rev2 := sourceAnswer{bundle: bundle(2, map[string]string{"haproxy.cfg": cfgB})}
+	bad3 := sourceAnswer{bundle: bundle(3, map[string]string{"haproxy.cfg": "bogus"})}
+	tests := []struct {
+		name        string
+		answers     []sourceAnswer
+		checkErr    error
+		reportFails int
+		wantSleeps  []time.Duration
+		wantCalls   []string
+		wantReports []client.Report
+		wantKnown   []int64
+		wantLive    string
+	}{
+		{
+			name:       "api down: capped exponential backoff, nothing touched",
+			answers:    []sourceAnswer{down, down, down, down, down, down, down},
+			wantSleeps: []time.Duration{1e9, 2e9, 4e9, 8e9, 16e9, 30e9, 30e9},
+			wantKnown:  []int64{1, 1, 1, 1, 1, 1, 1, 1},
+			wantLive:   cfgA,
+		},
+		{
+			name:        "backoff resets after the api answers",
+			answers:     []sourceAnswer{down, down, {}, down},
+			wantSleeps:  []time.Duration{1e9, 2e9, 1e9},
+			wantKnown:   []int64{1, 1, 1, 1, 1},
+			wantLive:    cfgA,
+			wantReports: nil,
+		},
+		{
+			name:        "new revision applied once and reported",
+			answers:     []sourceAnswer{rev2, {}},
+			wantCalls:   []string{"check haproxy.cfg.staged", "reload"},
+			wantReports: []client.Report{{Revision: 2, State: client.StateApplied, Message: "applied haproxy.cfg"}},
+			wantKnown:   []int64{1, 2, 2},
+			wantLive:    cfgB,
+		},
+		{
+			name:        "failed revision is reported once and not retried",
+			answers:     []sourceAnswer{bad3, bad3, bad3},
+			checkErr:    errors.New("unknown keyword 'bogus'"),
+			wantSleeps:  []time.Duration{30e9, 30e9},
+			wantCalls:   []string{"check haproxy.cfg.staged"},
+			wantReports: []client.Report{{Revision: 3, State: client.StateFailed, Message: "haproxy.cfg: unknown keyword 'bogus'"}},
+			wantKnown:   []int64{1, 1, 1, 1},
+			wantLive:    cfgA,
+		},
+		{
+			name:        "report retried until the api takes it, without reapplying",
+			answers:     []sourceAnswer{rev2, {}},
+			reportFails: 2,
+			wantSleeps:  []time.Duration{1e9, 2e9},
+			wantCalls:   []string{"check haproxy.cfg.staged", "reload"},
+			wantReports: []client.Report{{Revision: 2, State: client.StateApplied, Message: "applied haproxy.cfg"}},
+			wantKnown:   []int64{1, 2, 2},
+			wantLive:    cfgB,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t, cfgA, 1)
+			d := &fakeDaemon{running: true, checkErr: tt.checkErr}
+			src := &fakeSource{answers: tt.answers}
+			rep := &fakeReporter{failN: tt.reportFails}
+			sleeps := runAgent(t, s, d, src, rep)
+			live, _, _ := s.Live("haproxy.cfg")
+			got := []any{sleeps, d.calls, rep.reports, src.known, live}
+			want := []any{tt.wantSleeps, tt.wantCalls, tt.wantReports, tt.wantKnown, tt.wantLive}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("[sleeps, daemon calls, reports, known, live] mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	b := Backoff{Min: time.Second, Max: 30 * time.Second}
+	var got []time.Duration
+	for range 8 {
+		got = append(got, b.Next())
+	}
+	b.Reset()
+	got = append(got, b.Next())
+	want := []time.Duration{1e9, 2e9, 4e9, 8e9, 16e9, 30e9, 30e9, 30e9, 1e9}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("delays mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,188 @@
+// Package client speaks the node-agent protocol of the Fulcrum API: a
+// long-poll for the desired revision and a report of the apply outcome.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxMessageLen bounds the report message; the API stores at most about this
+// many characters, and HAProxy's error output can be much longer.
+const MaxMessageLen = 4000
+
+// pollMargin is added to the long-poll wait to form the HTTP timeout, so that
+// a server holding the request for the full wait never looks like a timeout.
+const pollMargin = 15 * time.Second
+
+// ErrUnauthorized is returned when the API rejects the node token (401).
+var ErrUnauthorized = errors.New("api rejected the node token (401)")
+
+// State is the outcome of applying a revision, as reported to the API.
+type State string
+
+// Report states understood by the API.
+const (
+	StateApplied State = "applied"
+	StateFailed  State = "failed"
+)
+
+// Bundle is one published revision for this node: the rendered files keyed
+// by their relative file name.
+type Bundle struct {
+	// Revision is the revision number, increasing with each publication.
+	Revision int64 `json:"revision"`
+	// Node is the node name the files were rendered for.
+	Node string `json:"node"`
+	// Files maps relative file names (e.g. "haproxy.cfg") to full content.
+	Files map[string]string `json:"files"`
+}
+
+// Report tells the API how applying a revision went.
+type Report struct {
+	// Revision is the revision the report is about.
+	Revision int64 `json:"revision"`
+	// State is applied or failed.
+	State State `json:"state"`
+	// Message explains the outcome, e.g. HAProxy's error output.
+	Message string `json:"message"`
+}
+
+// StatusError is an unexpected HTTP answer from the API.
+type StatusError struct {
+	// Op is the call that failed ("desired" or "report").
+	Op string
+	// Status is the HTTP status code.
+	Status int
+	// Body is the start of the response body.
+	Body string
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s: unexpected HTTP %d: %s", e.Op, e.Status, e.Body)
+}
+
+// Client calls the agent endpoints of one Fulcrum API.
+type Client struct {
+	base  *url.URL
+	token string
+	http  *http.Client
+}
+
+// New returns a client for the API at baseURL (for example
+// "https://fulcrum.example:8443") authenticating with the node token.
+func New(baseURL, token string) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("api url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("api url %q: want http(s)://host[:port]", baseURL)
+	}
+	if token == "" {
+		return nil, errors.New("empty node token")
+	}
+	// No client-wide timeout: each call sets its own deadline, since the
+	// long-poll legitimately lasts as long as the wait it asks for.
+	return &Client{base: u, token: token, http: &http.Client{}}, nil
+}
+
+// Desired long-polls for the newest revision. known is the revision the node
+// runs (0 if none); the server holds the request up to wait when nothing is
+// newer. It returns (nil, nil) when the server answers 204: nothing new.
+func (c *Client) Desired(ctx context.Context, known int64, wait time.Duration) (*Bundle, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait+pollMargin)
+	defer cancel()
+	q := url.Values{}
+	q.Set("known", strconv.FormatInt(known, 10))
+	q.Set("wait", strconv.Itoa(int(wait.Seconds())))
+	resp, err := c.do(ctx, http.MethodGet, "/api/v1/agent/desired/?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp)
+	switch resp.StatusCode {
+	case http.StatusNoContent:
+		return nil, nil
+	case http.StatusOK:
+		var b Bundle
+		if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
+			return nil, fmt.Errorf("desired: decode: %w", err)
+		}
+		return &b, nil
+	default:
+		return nil, statusError("desired", resp)
+	}
+}
+
+// Report sends the outcome of applying a revision. Long messages are cut to
+// MaxMessageLen characters.
+func (c *Client) Report(ctx context.Context, r Report) error {
+	ctx, cancel := context.WithTimeout(ctx, pollMargin)
+	defer cancel()
+	r.Message = Truncate(r.Message, MaxMessageLen)
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/reports/", body)
+	if err != nil {
+		return err
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return statusError("report", resp)
+	}
+	return nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Node "+c.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return c.http.Do(req)
+}
+
+func statusError(op string, resp *http.Response) error {
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("%s: %w", op, ErrUnauthorized)
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return &StatusError{Op: op, Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
+}
+
+// drain lets the connection be reused by reading what is left of the body.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+// Truncate cuts s to at most n runes, marking the cut.
+func Truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	const mark = "\n[truncated]"
+	return string(r[:n-len(mark)]) + mark
+}

@@ -1,0 +1,176 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeAPI records what the agent sent and answers with a canned response.
+type fakeAPI struct {
+	status int
+	body   string
+
+	gotAuth  string
+	gotQuery string
+	gotBody  string
+	gotPath  string
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.gotAuth = r.Header.Get("Authorization")
+	f.gotQuery = r.URL.RawQuery
+	f.gotPath = r.URL.Path
+	b, _ := io.ReadAll(r.Body)
+	f.gotBody = string(b)
+	w.WriteHeader(f.status)
+	_, _ = io.WriteString(w, f.body)
+}
+
+func newClient(t *testing.T, f *fakeAPI) *Client {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL+"/", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestDesired(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		body    string
+		want    *Bundle
+		wantErr error
+	}{
+		{
+			name:   "nothing new (204)",
+			status: http.StatusNoContent,
+		},
+		{
+			name:   "new revision (200)",
+			status: http.StatusOK,
+			body:   `{"revision": 7, "node": "lb1", "files": {"haproxy.cfg": "global\n"}}`,
+			want:   &Bundle{Revision: 7, Node: "lb1", Files: map[string]string{"haproxy.cfg": "global\n"}},
+		},
+		{
+			name:    "bad token (401)",
+			status:  http.StatusUnauthorized,
+			body:    `{"detail": "bad token"}`,
+			wantErr: ErrUnauthorized,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAPI{status: tt.status, body: tt.body}
+			got, err := newClient(t, f).Desired(context.Background(), 6, 30*time.Second)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("bundle mismatch (-want +got):\n%s", diff)
+			}
+			gotReq := []string{f.gotAuth, f.gotPath, f.gotQuery}
+			wantReq := []string{"Node s3cret", "/api/v1/agent/desired/", "known=6&wait=30"}
+			if diff := cmp.Diff(wantReq, gotReq); diff != "" {
+				t.Errorf("request mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDesiredServerError(t *testing.T) {
+	f := &fakeAPI{status: http.StatusBadGateway, body: "upstream down"}
+	_, err := newClient(t, f).Desired(context.Background(), 0, time.Second)
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusBadGateway {
+		t.Fatalf("error = %v, want StatusError 502", err)
+	}
+}
+
+func TestReport(t *testing.T) {
+	long := strings.Repeat("x", MaxMessageLen+100)
+	tests := []struct {
+		name    string
+		status  int
+		report  Report
+		want    Report
+		wantErr bool
+	}{
+		{
+			name:   "applied",
+			status: http.StatusNoContent,
+			report: Report{Revision: 7, State: StateApplied, Message: "ok"},
+			want:   Report{Revision: 7, State: StateApplied, Message: "ok"},
+		},
+		{
+			name:   "long failure message is truncated",
+			status: http.StatusNoContent,
+			report: Report{Revision: 8, State: StateFailed, Message: long},
+			want:   Report{Revision: 8, State: StateFailed, Message: Truncate(long, MaxMessageLen)},
+		},
+		{
+			name:    "rejected",
+			status:  http.StatusBadRequest,
+			report:  Report{Revision: 9, State: StateApplied},
+			want:    Report{Revision: 9, State: StateApplied},
+			wantErr: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAPI{status: tt.status}
+			err := newClient(t, f).Report(context.Background(), tt.report)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error = %v, wantErr %v", err, tt.wantErr)
+			}
+			var got Report
+			if err := json.Unmarshal([]byte(f.gotBody), &got); err != nil {
+				t.Fatalf("body %q: %v", f.gotBody, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("report body mismatch (-want +got):\n%s", diff)
+			}
+			if f.gotAuth != "Node s3cret" || f.gotPath != "/api/v1/agent/reports/" {
+				t.Errorf("auth %q path %q", f.gotAuth, f.gotPath)
+			}
+		})
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want int // length in runes
+	}{
+		{in: "short", n: 100, want: 5},
+		{in: strings.Repeat("é", 5000), n: 4000, want: 4000},
+	}
+	for _, tt := range tests {
+		if got := len([]rune(Truncate(tt.in, tt.n))); got != tt.want {
+			t.Errorf("Truncate(len %d, %d) has %d runes, want %d", len(tt.in), tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	for _, tt := range []struct{ url, token string }{
+		{"ftp://x", "t"}, {"http://", "t"}, {"http://api", ""},
+	} {
+		if _, err := New(tt.url, tt.token); err == nil {
+			t.Errorf("New(%q, %q) succeeded, want error", tt.url, tt.token)
+		}
+	}
+}

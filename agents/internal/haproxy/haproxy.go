@@ -1,0 +1,332 @@
+// Package haproxy runs HAProxy in master-worker mode for the node agent:
+// it validates configurations, starts the master daemonized so that it
+// outlives the agent, and reloads it seamlessly through the master CLI,
+// confirming each reload from the master's process table.
+package haproxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunDirEnv names the environment variable through which rendered configs
+// find the runtime directory (stats socket), e.g.
+// stats socket "${FULCRUM_RUN_DIR}/haproxy.sock" ... expose-fd listeners.
+const RunDirEnv = "FULCRUM_RUN_DIR"
+
+// Defaults for Manager's timeouts.
+const (
+	DefaultCheckTimeout  = 30 * time.Second
+	DefaultStartTimeout  = 15 * time.Second
+	DefaultReloadTimeout = 60 * time.Second
+)
+
+// pollInterval paces master CLI polls while HAProxy starts or reloads; the
+// master socket refuses connections while the master re-executes.
+const pollInterval = 25 * time.Millisecond
+
+// CheckError is a configuration that "haproxy -c" rejected.
+type CheckError struct {
+	// Output is what haproxy printed.
+	Output string
+}
+
+// Error implements error.
+func (e *CheckError) Error() string {
+	return "haproxy rejected the configuration:\n" + strings.TrimSpace(e.Output)
+}
+
+// ReloadError is a reload or start that HAProxy did not complete; the
+// previous workers, if any, keep serving the previous configuration.
+type ReloadError struct {
+	// Reason says how the failure was detected.
+	Reason string
+	// Output is what HAProxy printed, when it printed anything.
+	Output string
+}
+
+// Error implements error.
+func (e *ReloadError) Error() string {
+	if out := strings.TrimSpace(e.Output); out != "" {
+		return e.Reason + ":\n" + out
+	}
+	return e.Reason
+}
+
+// Manager controls one HAProxy master-worker instance whose files live in a
+// state directory: the live config DIR/haproxy.cfg and the runtime directory
+// DIR/run (master socket, stats socket, pid file).
+type Manager struct {
+	// Binary is the haproxy executable.
+	Binary string
+	// ExecPrefix is prepended to the start command, e.g.
+	// ["ip", "netns", "exec", "fl-lb"]. Checks run without it.
+	ExecPrefix []string
+	// ConfigPath is the live configuration file.
+	ConfigPath string
+	// RunDir holds the sockets and the pid file; exported to HAProxy as
+	// FULCRUM_RUN_DIR.
+	RunDir string
+	// Timeouts; zero means the package default.
+	CheckTimeout, StartTimeout, ReloadTimeout time.Duration
+	// Logger receives progress messages; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// New returns a Manager for HAProxy binary with its files in stateDir.
+func New(binary string, execPrefix []string, stateDir string) *Manager {
+	return &Manager{
+		Binary:     binary,
+		ExecPrefix: execPrefix,
+		ConfigPath: filepath.Join(stateDir, "haproxy.cfg"),
+		RunDir:     filepath.Join(stateDir, "run"),
+	}
+}
+
+// MasterSocket is the path of the master CLI socket.
+func (m *Manager) MasterSocket() string { return filepath.Join(m.RunDir, "master.sock") }
+
+// PIDFile is where HAProxy writes the master's PID.
+func (m *Manager) PIDFile() string { return filepath.Join(m.RunDir, "haproxy.pid") }
+
+// CLI returns a client for the master CLI.
+func (m *Manager) CLI() MasterCLI { return MasterCLI{Socket: m.MasterSocket()} }
+
+// Check validates the configuration at path with "haproxy -c".
+func (m *Manager) Check(ctx context.Context, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(m.CheckTimeout, DefaultCheckTimeout))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, m.Binary, "-c", "-f", path)
+	cmd.Env = m.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return &CheckError{Output: string(out)}
+		}
+		return fmt.Errorf("run %s -c: %w", m.Binary, err)
+	}
+	return nil
+}
+
+// Running reports whether our master is up: it answers on its CLI socket,
+// or the process in the pid file is alive and was started on our master
+// socket (the socket refuses connections while the master re-executes).
+func (m *Manager) Running(ctx context.Context) bool {
+	if _, err := m.CLI().ShowProc(ctx); err == nil {
+		return true
+	}
+	pid := m.masterPID()
+	if pid == 0 || !alive(pid) {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && bytes.Contains(cmdline, []byte(m.MasterSocket()))
+}
+
+// masterPID reads the pid file, 0 if absent or unreadable.
+func (m *Manager) masterPID() int {
+	b, err := os.ReadFile(m.PIDFile())
+	if err != nil {
+		return 0
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		return 0
+	}
+	return pid
+}
+
+// Start launches HAProxy from the live config in master-worker daemon mode
+// and waits until the master lists a worker.
+func (m *Manager) Start(ctx context.Context) error {
+	if err := os.MkdirAll(m.RunDir, 0o700); err != nil {
+		return err
+	}
+	timeout := orDefault(m.StartTimeout, DefaultStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := m.launch(ctx)
+	if err != nil {
+		return &ReloadError{Reason: "haproxy failed to start: " + err.Error(), Output: out}
+	}
+	for {
+		if t, err := m.CLI().ShowProc(ctx); err == nil && len(t.Workers) > 0 {
+			m.logger().Info("haproxy started", "master_pid", t.MasterPID, "workers", t.Workers)
+			return nil
+		}
+		if err := sleep(ctx, pollInterval); err != nil {
+			return &ReloadError{Reason: fmt.Sprintf("haproxy started but its master CLI gave no worker within %s", timeout), Output: out}
+		}
+	}
+}
+
+// launch runs "[prefix...] haproxy -W -D ...". The launched process exits
+// once the master is daemonized, after binding, so its exit status covers
+// parse and bind errors. Output goes to a file, not a pipe: the daemon
+// would otherwise hold the pipe open and stall Wait.
+func (m *Manager) launch(ctx context.Context) (string, error) {
+	logf, err := os.CreateTemp(m.RunDir, "start-*.log")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(logf.Name())
+	defer logf.Close()
+	argv := append(append([]string{}, m.ExecPrefix...), m.Binary,
+		"-W", "-D", "-S", m.MasterSocket(), "-f", m.ConfigPath, "-p", m.PIDFile())
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = m.env()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// A session of its own: signals aimed at the agent's process group
+	// (Ctrl-C, systemd stopping the agent) must not reach HAProxy.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	m.logger().Debug("starting haproxy", "argv", argv)
+	runErr := cmd.Run()
+	out, _ := os.ReadFile(logf.Name())
+	return string(out), runErr
+}
+
+// Reload makes the master load the live config again and confirms that it
+// did. HAProxy 2.6 prints nothing on "reload" and 3.0 prints "Success=N", so
+// the process table decides for both: the master's reload counter must
+// advance, its failed-reload counter must not, and a current worker that was
+// not current before must appear.
+func (m *Manager) Reload(ctx context.Context) error {
+	timeout := orDefault(m.ReloadTimeout, DefaultReloadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cli := m.CLI()
+	before, err := cli.ShowProc(ctx)
+	if err != nil {
+		return &ReloadError{Reason: "haproxy master is not answering: " + err.Error()}
+	}
+	out, err := cli.Reload(ctx, timeout)
+	if err != nil {
+		return &ReloadError{Reason: "master cli reload: " + err.Error(), Output: out}
+	}
+	if strings.Contains(out, "Success=0") {
+		return &ReloadError{Reason: "haproxy reported a failed reload", Output: out}
+	}
+	after, err := m.awaitReload(ctx, before)
+	if err != nil {
+		return &ReloadError{Reason: err.Error(), Output: out}
+	}
+	m.logger().Debug("haproxy reloaded", "reloads", after.Reloads,
+		"workers", after.Workers, "old_workers", after.OldWorkers)
+	return nil
+}
+
+// awaitReload polls "show proc" until the reload that followed before has
+// either produced a new worker or been counted as failed.
+func (m *Manager) awaitReload(ctx context.Context, before ProcTable) (ProcTable, error) {
+	cli := m.CLI()
+	var last ProcTable
+	var lastErr error
+	for {
+		t, err := cli.ShowProc(ctx)
+		last, lastErr = t, err
+		if err == nil && t.Reloads > before.Reloads {
+			if t.MasterPID != before.MasterPID {
+				return t, fmt.Errorf("haproxy master changed from pid %d to %d during reload", before.MasterPID, t.MasterPID)
+			}
+			if t.Failed > before.Failed {
+				return t, fmt.Errorf("haproxy master counted a failed reload (failed reloads %d -> %d); "+
+					"workers %v keep serving the previous configuration. HAProxy before 2.7 does not "+
+					"tell why on the master CLI: check that every bind address is local and free and "+
+					"every referenced file readable", before.Failed, t.Failed, t.Workers)
+			}
+			if len(t.NewWorkers(before)) > 0 {
+				return t, nil
+			}
+		}
+		if err := sleep(ctx, pollInterval); err != nil {
+			return last, fmt.Errorf("reload not confirmed in time (last show proc: %+v, error: %v)", last, lastErr)
+		}
+	}
+}
+
+// Stop terminates the master and its workers (SIGTERM, then SIGKILL after
+// a grace period). It returns nil when nothing is running.
+func (m *Manager) Stop(ctx context.Context) error {
+	pids := []int{}
+	if t, err := m.CLI().ShowProc(ctx); err == nil {
+		pids = append(append(append(pids, t.MasterPID), t.Workers...), t.OldWorkers...)
+	} else if pid := m.masterPID(); pid > 0 && m.Running(ctx) {
+		pids = append(pids, pid)
+	}
+	if len(pids) == 0 {
+		return nil
+	}
+	_ = syscall.Kill(pids[0], syscall.SIGTERM)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && anyAlive(pids) {
+		time.Sleep(pollInterval)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if anyAlive(pids) {
+		return fmt.Errorf("haproxy processes %v survived SIGKILL", pids)
+	}
+	return nil
+}
+
+func (m *Manager) env() []string {
+	return append(os.Environ(), RunDirEnv+"="+m.RunDir)
+}
+
+func (m *Manager) logger() *slog.Logger {
+	if m.Logger != nil {
+		return m.Logger
+	}
+	return slog.Default()
+}
+
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		if alive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// alive reports whether pid exists and is not a zombie; HAProxy's master is
+// reparented when its launcher exits, and a zombie is as good as gone.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,237 @@
+package haproxy_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"fulcrum/agents/internal/apply"
+	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/haproxy"
+	"fulcrum/agents/internal/haproxytest"
+)
+
+// node is one HAProxy instance managed through the agent's apply logic.
+type node struct {
+	manager *haproxy.Manager
+	applier *apply.Applier
+	url     string
+	port    int
+}
+
+// newNode prepares a state dir and stops every HAProxy it starts when the
+// test ends, whatever the outcome.
+func newNode(t *testing.T, execPrefix ...string) *node {
+	t.Helper()
+	bin := haproxytest.Binary(t)
+	store := apply.Store{Dir: t.TempDir()}
+	if err := store.Init(); err != nil {
+		t.Fatal(err)
+	}
+	m := haproxy.New(bin, execPrefix, store.Dir)
+	t.Cleanup(func() {
+		if err := m.Stop(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	port := haproxytest.FreePort(t)
+	return &node{
+		manager: m,
+		applier: &apply.Applier{Store: store, Files: apply.Files{"haproxy.cfg": m}},
+		url:     fmt.Sprintf("http://127.0.0.1:%d/", port),
+		port:    port,
+	}
+}
+
+// apply applies cfg as revision rev and checks the outcome.
+func (n *node) apply(t *testing.T, rev int64, cfg string, want client.State) client.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r := n.applier.Apply(ctx, &client.Bundle{Revision: rev, Files: map[string]string{"haproxy.cfg": cfg}})
+	if r.State != want {
+		t.Fatalf("revision %d: state %s, want %s; message:\n%s", rev, r.State, want, r.Message)
+	}
+	return r
+}
+
+func (n *node) live(t *testing.T) (string, int64) {
+	t.Helper()
+	live, _, err := n.applier.Store.Live("haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := n.applier.Store.Revision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live, rev
+}
+
+func requireNoFailures(t *testing.T, answers map[string]int, failures []string) {
+	t.Helper()
+	t.Logf("traffic: answers %v, %d failures", answers, len(failures))
+	if len(failures) > 0 {
+		t.Fatalf("%d requests failed, first: %s", len(failures), failures[0])
+	}
+}
+
+func TestCheck(t *testing.T) {
+	n := newNode(t)
+	good := haproxytest.Config("127.0.0.1:1", n.port)
+	tests := []struct {
+		name    string
+		cfg     string
+		wantErr string
+	}{
+		{name: "valid", cfg: good},
+		{name: "syntax error", cfg: good + "    bogus-keyword on\n", wantErr: "bogus-keyword"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := t.TempDir() + "/haproxy.cfg"
+			if err := os.WriteFile(path, []byte(tt.cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := n.manager.Check(context.Background(), path)
+			var ce *haproxy.CheckError
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Check: %v", err)
+			case tt.wantErr != "" && (!errors.As(err, &ce) || !strings.Contains(ce.Output, tt.wantErr)):
+				t.Fatalf("Check error = %v, want CheckError mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestSeamlessReloads swaps between two configurations under a steady load of
+// fresh connections and requires that not a single request fails.
+func TestSeamlessReloads(t *testing.T) {
+	n := newNode(t, "env") // a harmless exec prefix, exercising the prefix path
+	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.port)
+	cfgB := haproxytest.Config(haproxytest.Backend(t, "B"), n.port)
+
+	n.apply(t, 1, cfgA, client.StateApplied)
+	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
+
+	traffic := haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	const reloads = 12
+	start := time.Now()
+	for i := range reloads {
+		cfg, want := cfgB, "B"
+		if i%2 == 1 {
+			cfg, want = cfgA, "A"
+		}
+		n.apply(t, int64(i+2), cfg, client.StateApplied)
+		haproxytest.WaitFor(t, n.url, want, 5*time.Second)
+		time.Sleep(100 * time.Millisecond) // let traffic cross each reload
+	}
+	answers, failures := traffic.Stop()
+	t.Logf("%d reloads in %s", reloads, time.Since(start).Round(time.Millisecond))
+	requireNoFailures(t, answers, failures)
+	if answers["A"] == 0 || answers["B"] == 0 {
+		t.Errorf("traffic never reached both backends: %v", answers)
+	}
+	if _, rev := n.live(t); rev != reloads+1 {
+		t.Errorf("state revision = %d, want %d", rev, reloads+1)
+	}
+}
+
+// TestFailedReloadRollsBack applies a configuration that passes "haproxy -c"
+// but cannot bind, then one that does not parse: both are refused, and the
+// old configuration keeps serving.
+func TestFailedReloadRollsBack(t *testing.T) {
+	n := newNode(t)
+	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.port)
+	backendB := haproxytest.Backend(t, "B")
+	n.apply(t, 1, cfgA, client.StateApplied)
+	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
+
+	// Passes the check (which does not bind), fails when HAProxy binds.
+	unbindable := haproxytest.Config(backendB, n.port, haproxytest.HoldPort(t))
+	if err := n.manager.Check(context.Background(), writeTemp(t, unbindable)); err != nil {
+		t.Fatalf("the runtime-failing config should pass haproxy -c: %v", err)
+	}
+	traffic := haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	start := time.Now()
+	r := n.apply(t, 2, unbindable, client.StateFailed)
+	answers, failures := traffic.Stop()
+	t.Logf("runtime failure detected and rolled back in %s, reported as:\n%s", time.Since(start).Round(time.Millisecond), r.Message)
+	// HAProxy pauses the old workers' listeners while it retries a busy bind
+	// (about 2 s) before giving up, so refusals in this window are HAProxy's
+	// own behaviour; only the recovery is asserted.
+	t.Logf("traffic during the failed reload: answers %v, %d refused (HAProxy's bind-retry pause)", answers, len(failures))
+	if answers["B"] > 0 {
+		t.Errorf("the refused configuration served %d requests", answers["B"])
+	}
+	if !strings.Contains(r.Message, "restored last-good") || strings.Contains(r.Message, "failed too") {
+		t.Errorf("message should report a clean rollback:\n%s", r.Message)
+	}
+	assertServing(t, n, cfgA, 1, "A")
+
+	traffic = haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	before, err := n.manager.CLI().ShowProc(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = n.apply(t, 3, cfgA+"    bogus-keyword on\n", client.StateFailed)
+	if !strings.Contains(r.Message, "bogus-keyword") {
+		t.Errorf("message should carry haproxy's complaint:\n%s", r.Message)
+	}
+	after, err := n.manager.CLI().ShowProc(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Reloads != before.Reloads {
+		t.Errorf("a config rejected by the check caused a reload (%d -> %d)", before.Reloads, after.Reloads)
+	}
+	assertServing(t, n, cfgA, 1, "A")
+
+	// A good revision still goes through after the failures.
+	n.apply(t, 4, haproxytest.Config(backendB, n.port), client.StateApplied)
+	haproxytest.WaitFor(t, n.url, "B", 5*time.Second)
+	answers, failures = traffic.Stop()
+	requireNoFailures(t, answers, failures)
+}
+
+// TestStartFailure covers a first start that cannot bind: nothing is left
+// live, and the failure names the cause.
+func TestStartFailure(t *testing.T) {
+	n := newNode(t)
+	held := haproxytest.HoldPort(t)
+	r := n.apply(t, 1, haproxytest.Config(haproxytest.Backend(t, "A"), held), client.StateFailed)
+	if !strings.Contains(r.Message, "cannot bind") && !strings.Contains(r.Message, "Address already in use") {
+		t.Errorf("message should name the bind failure:\n%s", r.Message)
+	}
+	if live, rev := n.live(t); live != "" || rev != 0 {
+		t.Errorf("live = %q at revision %d, want nothing", live, rev)
+	}
+}
+
+func assertServing(t *testing.T, n *node, wantLive string, wantRev int64, wantAnswer string) {
+	t.Helper()
+	live, rev := n.live(t)
+	if live != wantLive || rev != wantRev {
+		t.Errorf("live config changed: revision %d, want %d; content equal: %v", rev, wantRev, live == wantLive)
+	}
+	for range 20 {
+		got, err := haproxytest.Get(n.url)
+		if err != nil || got != wantAnswer {
+			t.Fatalf("after refusal got %q (err %v), want %q", got, err, wantAnswer)
+		}
+	}
+}
+
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	path := t.TempDir() + "/candidate.cfg"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,69 @@
+package haproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// cliTimeout bounds a master CLI exchange that is not a reload.
+const cliTimeout = 5 * time.Second
+
+// MasterCLI talks to the HAProxy master process over the unix socket given to
+// "haproxy -S". Every exchange is one command on a fresh connection, like
+// "echo cmd | socat - UNIX-CONNECT:sock".
+type MasterCLI struct {
+	// Socket is the path of the master CLI socket.
+	Socket string
+}
+
+// ShowProc returns the master's process table.
+func (c MasterCLI) ShowProc(ctx context.Context) (ProcTable, error) {
+	out, err := c.exchange(ctx, "show proc", cliTimeout)
+	if err != nil {
+		return ProcTable{}, err
+	}
+	return ParseShowProc(out)
+}
+
+// Reload asks the master to reload and returns what it printed. HAProxy 2.6
+// prints nothing and closes the connection at once; 3.0 waits for the new
+// worker and prints "Success=1" or "Success=0", then "--" and the startup
+// logs. Either way the caller must confirm the outcome with ShowProc.
+func (c MasterCLI) Reload(ctx context.Context, timeout time.Duration) (string, error) {
+	out, err := c.exchange(ctx, "reload", timeout)
+	// The master closes (or re-executes over) the connection; a reset after
+	// the command went out is the normal end of a 2.6 reload.
+	var opErr *net.OpError
+	if err != nil && errors.As(err, &opErr) && opErr.Op == "read" {
+		return out, nil
+	}
+	return out, err
+}
+
+func (c MasterCLI) exchange(ctx context.Context, cmd string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.Socket)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(conn, cmd+"\n"); err != nil {
+		return "", fmt.Errorf("master cli %q: %w", cmd, err)
+	}
+	// Half-close: the master answers, then waits for more commands until
+	// it sees the end of our input.
+	if uc, ok := conn.(*net.UnixConn); ok {
+		_ = uc.CloseWrite()
+	}
+	b, err := io.ReadAll(conn)
+	return string(b), err
+}

@@ -1,0 +1,176 @@
+// Package haproxytest holds helpers for tests that run the real HAProxy:
+// backends answering their own name, test configurations, and a traffic
+// generator that opens a new connection for every request.
+package haproxytest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Binary returns the path of haproxy, or skips the test (loudly, since a
+// silent skip would pass CI without testing anything) when it is missing.
+func Binary(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("haproxy")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "\n!!! SKIPPING %s: haproxy is not on PATH; the real-daemon tests did NOT run !!!\n\n", t.Name())
+		t.Skip("haproxy not on PATH")
+	}
+	return path
+}
+
+// Backend starts an HTTP server on 127.0.0.1 answering name to every
+// request and returns its host:port.
+func Backend(t testing.TB, name string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, name)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// HoldPort listens on a free port until the test ends and returns it, so
+// that an HAProxy bind on it fails at runtime.
+func HoldPort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Config renders a master-worker configuration, like the API's, that
+// listens on 127.0.0.1 at each of ports and forwards to backend. It refuses
+// to load without FULCRUM_RUN_DIR, proving the agent sets it.
+func Config(backend string, ports ...int) string {
+	var b strings.Builder
+	b.WriteString(`global
+    master-worker
+    stats socket "${FULCRUM_RUN_DIR}/haproxy.sock" mode 600 level admin expose-fd listeners
+.if !defined(FULCRUM_RUN_DIR)
+    .alert "FULCRUM_RUN_DIR is not set"
+.endif
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+
+frontend fe
+`)
+	for _, p := range ports {
+		fmt.Fprintf(&b, "    bind 127.0.0.1:%d\n", p)
+	}
+	fmt.Fprintf(&b, "    default_backend be\n\nbackend be\n    server s1 %s\n", backend)
+	return b.String()
+}
+
+// noKeepAlive makes every request open a new TCP connection, so that each
+// one exercises the listener through reloads.
+var noKeepAlive = &http.Client{
+	Transport: &http.Transport{DisableKeepAlives: true},
+	Timeout:   5 * time.Second,
+}
+
+// Get fetches url on a new connection and returns the body.
+func Get(url string) (string, error) {
+	resp, err := noKeepAlive.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	return string(b), nil
+}
+
+// WaitFor polls url until it answers want, failing the test after timeout.
+func WaitFor(t testing.TB, url, want string, timeout time.Duration) {
+	t.Helper()
+	var got string
+	var err error
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, err = Get(url); err == nil && got == want {
+			return
+		}
+	}
+	t.Fatalf("%s answered %q (err %v), want %q within %s", url, got, err, want, timeout)
+}
+
+// Traffic is a steady request load on one URL.
+type Traffic struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	answers  map[string]int
+	failures []string
+}
+
+// StartTraffic runs workers goroutines requesting url back to back, each
+// request on a new connection, until Stop or until limit elapses.
+func StartTraffic(url string, workers int, limit time.Duration) *Traffic {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	tr := &Traffic{cancel: cancel, answers: map[string]int{}}
+	for range workers {
+		tr.wg.Add(1)
+		go func() {
+			defer tr.wg.Done()
+			for ctx.Err() == nil {
+				tr.record(Get(url))
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	return tr
+}
+
+func (tr *Traffic) record(body string, err error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if err != nil {
+		tr.failures = append(tr.failures, err.Error())
+		return
+	}
+	tr.answers[body]++
+}
+
+// Stop ends the load and returns the count of each answer and the errors.
+func (tr *Traffic) Stop() (answers map[string]int, failures []string) {
+	tr.cancel()
+	tr.wg.Wait()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.answers, tr.failures
+}
