@@ -1,6 +1,7 @@
 """Fulcrum API settings. Everything deployment-specific comes from the environment.
 
-FULCRUM_SECRET_KEY     required outside DEBUG (a random one is made per process otherwise)
+FULCRUM_SECRET_KEY     required outside DEBUG; in DEBUG a random one is made per process, which
+                       only suits a single process (sessions from one worker fail on another)
 DATABASE_URL           PostgreSQL; default: the private dev cluster under .state/pg
 FULCRUM_DEBUG          "1" for development
 FULCRUM_ALLOWED_HOSTS  comma-separated, default "*" in DEBUG, "localhost" otherwise

@@ -8,7 +8,9 @@ from revisions.choices import NodeRevisionState
 
 
 class NodeSerializer(StrictModelSerializer):
-    applied_revision = serializers.IntegerField(source="applied_revision.number", read_only=True, default=None)
+    applied_revision = serializers.IntegerField(
+        source="applied_revision.number", read_only=True, default=None, allow_null=True
+    )
 
     class Meta:
         model = Node

@@ -1,5 +1,6 @@
 """CRUD endpoints for the services app. Logic lives in the serializers and the compiler."""
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import viewsets
 
 from services.api import serializers
@@ -16,6 +17,9 @@ class PoolViewSet(viewsets.ModelViewSet):
     serializer_class = serializers.PoolSerializer
 
 
+@extend_schema_view(
+    list=extend_schema(parameters=[OpenApiParameter("pool", int, description="only this pool's members")])
+)
 class MemberViewSet(viewsets.ModelViewSet):
     queryset = Member.objects.select_related("pool")
     serializer_class = serializers.MemberSerializer
