@@ -61,8 +61,29 @@ def _home():
     return home
 
 
-def url():
-    return f"postgresql://{ROLE}@/{DATABASE}?host={STATE.resolve() / 'run'}"
+def url(database=DATABASE):
+    return f"postgresql://{ROLE}@/{database}?host={STATE.resolve() / 'run'}"
+
+
+def _psql(sql, database="postgres"):
+    run = str(STATE.resolve() / "run")
+    argv = [_bin("psql"), "-h", run, "-U", ROLE, "-d", database, "-v", "ON_ERROR_STOP=1", "-tAc", sql]
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def create_database(name):
+    """Create database ``name`` (a plain identifier) unless it exists; return its URL."""
+    if not name.isidentifier():
+        raise ValueError(f"database name {name!r} must be a plain identifier")
+    if not _psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}'"):
+        _psql(f'CREATE DATABASE "{name}"')
+    return url(name)
+
+
+def drop_database(name):
+    if not name.isidentifier():
+        raise ValueError(f"database name {name!r} must be a plain identifier")
+    _psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def running():
@@ -88,25 +109,7 @@ def start():
             [_bin("pg_ctl"), "-D", str(data), "-l", str(home / "postgres.log"), "-o", options, "-w", "start"],
             stdout=subprocess.DEVNULL,
         )
-    exists = subprocess.run(
-        [
-            _bin("psql"),
-            "-h",
-            str(run),
-            "-U",
-            ROLE,
-            "-d",
-            "postgres",
-            "-tAc",
-            f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    if not exists:
-        subprocess.run([_bin("createdb"), "-h", str(run), "-U", ROLE, DATABASE], check=True)
-    return url()
+    return create_database(DATABASE)
 
 
 def stop():

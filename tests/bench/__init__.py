@@ -1,0 +1,1 @@
+"""Benchmarks reproducing the seed studies (run as root: `python -m tests.bench.webbench`)."""

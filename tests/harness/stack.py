@@ -1,0 +1,270 @@
+"""The whole appliance on one machine: API (gunicorn) on loopback, its own database in the
+private PostgreSQL cluster, an admin, a node, and `fulcrum-agent` driving a real HAProxy
+inside a lab's balancer namespace.
+
+    with Lab() as lab, Stack(lab) as stack:
+        stack.api.post("/api/v1/pools/", json={...})
+
+`make demo` and the netns / browser tests use it; nothing here is a fake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from tests.harness import pg
+
+REPO = Path(__file__).resolve().parents[2]
+API_DIR = REPO / "api"
+AGENT_BIN = REPO / "agents" / "bin" / "fulcrum-agent"
+PYTHON = sys.executable
+START_TIMEOUT_S = 60
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_agent():
+    """Build the agent binaries (make is a no-op when they are up to date)."""
+    subprocess.run(["make", "-C", str(REPO / "agents"), "build"], check=True, stdout=subprocess.DEVNULL)
+
+
+class ApiClient(requests.Session):
+    """requests against the stack's API with the admin's token; paths are relative to it."""
+
+    def __init__(self, base_url, token):
+        super().__init__()
+        self.base_url = base_url
+        self.headers["Authorization"] = f"Token {token}"
+
+    def request(self, method, url, *args, **kwargs):
+        kwargs.setdefault("timeout", 30)
+        return super().request(method, self.base_url + url, *args, **kwargs)
+
+    def create(self, collection, **body):
+        """POST and return the created object; raise with the API's answer on failure."""
+        response = self.post(collection, json=body)
+        if response.status_code != 201:
+            raise AssertionError(f"POST {collection} {body} -> {response.status_code} {response.text}")
+        return response.json()
+
+
+class Stack:
+    """API + agent + HAProxy for one lab. ``database`` defaults to one made for this stack."""
+
+    def __init__(self, lab, database=None, port=None, node="lb1", workdir=None, keep_database=False):
+        self.lab = lab
+        self.database = database or f"fulcrum_{lab.prefix}"
+        self.keep_database = keep_database or database is not None
+        self.port = port or free_port()
+        self.node = node
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"fulcrum-stack-{lab.prefix}-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.admin_password = None
+        self.api = None
+        self._procs = {}
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    def start(self):
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self):
+        pg.start()
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": pg.create_database(self.database),
+            "FULCRUM_DEBUG": "1",
+            # One key for every gunicorn worker, or a session signed by one is refused by another.
+            "FULCRUM_SECRET_KEY": self._secret_key(),
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.manage("migrate", "--no-input", "-v", "0")
+        self.admin_password = self._ensure_admin()
+        self.manage("fulcrum_node", self.node, "--token-file", str(self.workdir / "node.token"))
+        self._start_api()
+        token = self.manage("drf_create_token", "admin", capture=True).stdout.split()[2]
+        self.api = ApiClient(self.url, token)
+        self._start_agent()
+
+    def stop(self):
+        """Stop agent, HAProxy and API; drop the stack's database unless it was given."""
+        for name in ("agent", "api"):
+            proc = self._procs.pop(name, None)
+            if proc and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        self._stop_haproxy()
+        if not self.keep_database and getattr(self, "env", None):
+            pg.drop_database(self.database)
+
+    # -- pieces ------------------------------------------------------------------------
+
+    def manage(self, *args, capture=False):
+        return subprocess.run(
+            [PYTHON, "manage.py", *args],
+            cwd=API_DIR,
+            env=self.env,
+            check=True,
+            text=True,
+            capture_output=capture,
+            timeout=120,
+        )
+
+    def _secret_key(self):
+        path = self.workdir / "secret_key"
+        if not path.exists():
+            path.write_text(secrets.token_urlsafe(50))
+            path.chmod(0o600)
+        return path.read_text()
+
+    def _ensure_admin(self):
+        """The admin's password: made (and printed by the command) once, then kept in the workdir."""
+        secret = self.workdir / "admin.password"
+        args = ["--password-file", str(secret)] + ([] if secret.exists() else ["--reset"])
+        self.manage("fulcrum_admin", *args, capture=True)
+        return secret.read_text().strip()
+
+    def _spawn(self, name, argv, **kwargs):
+        log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps it
+        self._procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, **kwargs)
+
+    def _start_api(self):
+        argv = [
+            PYTHON,
+            "-m",
+            "gunicorn",
+            "fulcrum.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            "2",
+            "--threads",
+            "16",
+            "--timeout",
+            "90",
+        ]
+        self._spawn("api", argv, cwd=API_DIR)
+        self._wait(lambda: requests.get(f"{self.url}/api/v1/auth/me/", timeout=2).status_code == 401, "API")
+
+    @property
+    def state_dir(self):
+        return self.workdir / "agent"
+
+    def _start_agent(self):
+        if not AGENT_BIN.exists():
+            build_agent()
+        argv = [
+            str(AGENT_BIN),
+            "--api",
+            self.url,
+            "--token-file",
+            str(self.workdir / "node.token"),
+            "--state-dir",
+            str(self.state_dir),
+            "--exec-prefix",
+            " ".join(self.lab.lb_exec_prefix),
+            "--wait",
+            "20s",
+        ]
+        self._spawn("agent", argv)
+
+    def _stop_haproxy(self):
+        pidfile = self.state_dir / "run" / "haproxy.pid"
+        if pidfile.exists():
+            with contextlib.suppress(ValueError, ProcessLookupError):
+                os.kill(int(pidfile.read_text().split()[0]), signal.SIGTERM)
+
+    def _wait(self, ready, what, timeout=START_TIMEOUT_S):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, proc in self._procs.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {proc.returncode}: {self.log(name)[-2000:]}")
+            try:
+                if ready():
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"{what} not ready within {timeout}s")
+
+    def log(self, name):
+        path = self.workdir / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    # -- operations used by tests and the demo -------------------------------------------
+
+    def apply(self, message="", timeout=60):
+        """Apply the current objects and wait until this stack's node reports; return the revision."""
+        response = self.api.post("/api/v1/revisions/", json={"message": message})
+        if response.status_code != 201:
+            raise AssertionError(f"apply refused: {response.status_code} {response.text}")
+        number = response.json()["number"]
+        return self.wait_for_node(number, timeout)
+
+    def wait_for_node(self, number, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            revision = next(r for r in self.api.get("/api/v1/revisions/").json()["results"] if r["number"] == number)
+            states = {n["node"]: n for n in revision["nodes"]}
+            mine = states.get(self.node)
+            if mine and mine["state"] != "pending":
+                return revision
+            time.sleep(0.2)
+        raise TimeoutError(f"node {self.node} did not report revision {number} in {timeout}s:\n{self.log('agent')}")
+
+    def haproxy_runtime(self, command):
+        """Send one command to HAProxy's runtime API (the stats socket the agent's config opens)."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(self.state_dir / "run" / "haproxy.sock"))
+            s.sendall(command.encode() + b"\n")
+            chunks = []
+            while chunk := s.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode()
+
+    def server_states(self, backend):
+        """``{server: "UP" | "DOWN" | "MAINT" | ...}`` for a backend, from ``show stat``."""
+        lines = self.haproxy_runtime("show stat").splitlines()
+        header = lines[0].lstrip("# ").split(",")
+        rows = [dict(zip(header, line.split(","), strict=False)) for line in lines[1:] if line]
+        return {
+            r["svname"]: r["status"]
+            for r in rows
+            if r["pxname"] == backend and r["svname"] not in ("FRONTEND", "BACKEND")
+        }

@@ -1,0 +1,117 @@
+"""End to end through REST: objects -> apply -> agent -> real HAProxy -> real servers.
+
+client ns --> VIP 10.77.100.10:80 (HAProxy in lb ns, run by fulcrum-agent) --> s1 s2 s3
+"""
+
+import collections
+import threading
+import time
+
+import pytest
+
+pytestmark = pytest.mark.netns
+
+VIP = "10.77.100.10"
+CHECK = {"interval_ms": 1000, "timeout_ms": 500, "rise": 1, "fall": 2}
+
+
+def spread(lab, count):
+    """Send ``count`` requests (one connection each) and count who answered."""
+    answers = collections.Counter()
+    for _ in range(count):
+        status, body, _ = lab.client_get(f"http://{VIP}/")
+        answers[body.strip() if status == 200 else f"HTTP {status}"] += 1
+    return answers
+
+
+def wait_for(predicate, timeout):
+    """Seconds until ``predicate()`` held, or fail after ``timeout``."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if predicate():
+            return time.monotonic() - start
+        time.sleep(0.05)
+    pytest.fail(f"condition not met within {timeout}s")
+
+
+@pytest.fixture(scope="module")
+def service(stack, lab):
+    pool = stack.api.create("/api/v1/pools/", name="web", algorithm="round-robin")
+    stack.api.create("/api/v1/health-checks/", pool=pool["id"], type="http", path="/health", **CHECK)
+    members = {
+        name: stack.api.create("/api/v1/members/", pool=pool["id"], name=name, address=address, port=80)
+        for name, address in lab.servers.items()
+    }
+    stack.api.create(
+        "/api/v1/virtual-services/", name="web", vip=VIP, port=80, protocol="http", default_pool=pool["id"]
+    )
+    revision = stack.apply("web service with three servers")
+    assert revision["nodes"][0]["state"] == "applied", revision["nodes"]
+    wait_for(lambda: set(stack.server_states("pool-web").values()) == {"UP"}, 10)
+    return members
+
+
+def test_round_robin_reaches_each_server_ten_times(service, lab):
+    assert spread(lab, 30) == {"s1": 10, "s2": 10, "s3": 10}
+
+
+def test_stopped_server_leaves_within_fall_times_interval(service, stack, lab):
+    lab.stop_server("s2")
+    try:
+        bound = CHECK["fall"] * CHECK["interval_ms"] / 1000 + CHECK["timeout_ms"] / 1000
+        took = wait_for(lambda: stack.server_states("pool-web")["s2"].startswith("DOWN"), bound + 2)
+        print(f"s2 marked down after {took:.2f}s (bound {bound:.1f}s)")
+        assert spread(lab, 20) == {"s1": 10, "s3": 10}
+    finally:
+        lab.start_server("s2")
+    wait_for(lambda: stack.server_states("pool-web")["s2"] == "UP", CHECK["rise"] * CHECK["interval_ms"] / 1000 + 2)
+    assert spread(lab, 30) == {"s1": 10, "s2": 10, "s3": 10}
+
+
+def test_apply_under_traffic_drops_nothing(service, stack, lab):
+    """A new revision (drain s3) is applied by a seamless reload while requests flow."""
+    failures, answers, stop = [], collections.Counter(), threading.Event()
+
+    def hammer():
+        while not stop.is_set():
+            try:
+                status, body, _ = lab.client_get(f"http://{VIP}/")
+                answers[body.strip()] += 1
+                if status != 200:
+                    failures.append(status)
+            except Exception as err:  # a refused or reset connection is exactly what we look for
+                failures.append(repr(err))
+
+    workers = [threading.Thread(target=hammer) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    try:
+        time.sleep(1)
+        stack.api.patch(f"/api/v1/members/{service['s3']['id']}/", json={"state": "drain"}).raise_for_status()
+        assert stack.apply("drain s3")["nodes"][0]["state"] == "applied"
+        time.sleep(1)
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join(timeout=30)
+    assert sum(answers.values()) > 20, answers
+    assert failures == []
+    after = spread(lab, 20)
+    assert after == {"s1": 10, "s2": 10}, after
+
+
+def test_rejected_apply_changes_nothing_live(service, stack, lab):
+    before = stack.api.get("/api/v1/revisions/").json()["count"]
+    response = stack.api.post(
+        "/api/v1/virtual-services/",
+        json={
+            "name": "clash",
+            "vip": VIP,
+            "port": 80,
+            "protocol": "http",
+            "default_pool": service["s1"]["pool"],
+        },
+    )
+    assert response.status_code == 400 and "vip" in response.json()
+    assert stack.api.get("/api/v1/revisions/").json()["count"] == before
+    assert sum(spread(lab, 10).values()) == 10
