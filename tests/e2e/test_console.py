@@ -1,0 +1,73 @@
+"""The console in Debian's Chromium (Playwright) against the real stack, then real traffic.
+
+The specs in webui/e2e/ click through the console; this file starts what they talk to
+(PostgreSQL, API serving the built console, agent, HAProxy in a lab) and checks afterwards
+where the traffic goes.
+"""
+
+import collections
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.harness.lab import Lab
+from tests.harness.stack import Stack
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+WEBUI = REPO / "webui"
+VIP = "10.77.100.10"
+
+
+@pytest.fixture(scope="module")
+def stack():
+    if os.geteuid() != 0:
+        pytest.fail("the browser tier needs root (network namespaces for the lab)")
+    if not (WEBUI / "dist" / "index.html").exists():
+        pytest.fail("the console is not built: run `make build`")
+    with Lab() as lab, Stack(lab) as stack:
+        yield stack
+
+
+def playwright(stack, spec):
+    members = ",".join(f"{name}={address}:80" for name, address in stack.lab.servers.items())
+    env = {
+        **os.environ,
+        "FULCRUM_URL": stack.url,
+        "FULCRUM_USER": "admin",
+        "FULCRUM_PASSWORD": stack.admin_password,
+        "FULCRUM_VIP": VIP,
+        "FULCRUM_MEMBERS": members,
+        "FULCRUM_NODE": stack.node,
+        "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+    }
+    proc = subprocess.run(
+        ["npx", "playwright", "test", f"e2e/{spec}", "--reporter=line"],
+        cwd=WEBUI,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    print(proc.stdout[-5000:], proc.stderr[-3000:])
+    assert proc.returncode == 0, f"playwright {spec} failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-3000:]}"
+
+
+def test_console_flow_creates_applies_and_traffic_spreads(stack):
+    playwright(stack, "console-flow.spec.ts")
+    revisions = stack.api.get("/api/v1/revisions/").json()["results"]
+    assert revisions and revisions[0]["nodes"][0]["state"] == "applied", revisions
+    answers = collections.Counter()
+    for _ in range(30):
+        status, body, _ = stack.lab.client_get(f"http://{VIP}/")
+        answers[body.strip() if status == 200 else f"HTTP {status}"] += 1
+    assert answers == {"s1": 10, "s2": 10, "s3": 10}
+
+
+def test_console_shows_server_errors_and_creates_nothing(stack):
+    before = stack.api.get("/api/v1/virtual-services/").json()["count"]
+    playwright(stack, "validation.spec.ts")
+    assert stack.api.get("/api/v1/virtual-services/").json()["count"] == before

@@ -1,0 +1,114 @@
+import { expect, type Page, test } from '@playwright/test';
+import { snap } from './support/console';
+
+// States a healthy stack rarely shows (a refused apply, a failed node, a pool still in use,
+// a token shown once), rendered by the real console with the API answers stubbed in the
+// browser. Nothing reaches the stack's API, so this is safe next to console-flow.
+
+const at = new Date().toISOString();
+const user = { id: 1, username: 'admin', is_superuser: true };
+const pool = {
+  id: 3,
+  name: 'web',
+  algorithm: 'least-connections',
+  description: 'front-end servers',
+  health_check: null,
+  members: [
+    { id: 11, pool: 3, name: 's1', address: '10.77.2.11', port: 80, weight: 10, state: 'enabled' },
+    { id: 12, pool: 3, name: 's2', address: '10.77.2.12', port: 80, weight: 10, state: 'drain' },
+    { id: 13, pool: 3, name: 's3', address: '10.77.2.13', port: 80, weight: 0, state: 'disabled' },
+  ],
+};
+const list = (results: unknown[]) => ({ count: results.length, next: null, previous: null, results });
+
+async function stubApi(page: Page, answers: Record<string, { status: number; body?: unknown }>) {
+  await page.route('**/api/v1/**', async (route) => {
+    const request = route.request();
+    const path = new URL(request.url()).pathname.replace(/^\/api\/v1\//, '');
+    const answer = answers[`${request.method()} ${path}`] ?? (path === 'auth/me/' ? { status: 200, body: user } : undefined);
+    if (!answer) return route.fulfill({ status: 500, json: { detail: `not stubbed: ${request.method()} ${path}` } });
+    return route.fulfill({ status: answer.status, json: answer.body ?? {} });
+  });
+}
+
+test('a refused apply lists the problems per object', async ({ page }) => {
+  await stubApi(page, {
+    'GET revisions/': { status: 200, body: list([]) },
+    'POST revisions/': {
+      status: 400,
+      body: {
+        detail: 'Not published.',
+        problems: [
+          { path: 'virtual-services/web/default_pool', message: "pool 'gone' does not exist" },
+          { path: 'nodes/lb1/haproxy.cfg', message: "haproxy rejected the configuration: [ALERT] parsing [haproxy.cfg:31]: 'server s1' unknown keyword" },
+        ],
+      },
+    },
+  });
+  await page.goto('/revisions');
+  await page.getByRole('button', { name: 'Apply', exact: true }).click();
+  await expect(page.getByRole('alert')).toContainText('Not applied');
+  await snap(page, '30-apply-refused');
+});
+
+test('a node that failed shows its message', async ({ page }) => {
+  const revision = {
+    id: 9,
+    number: 12,
+    message: 'drain s2',
+    author: 'admin',
+    created_at: at,
+    nodes: [
+      { node: 'lb1', state: 'applied', message: '', updated_at: at },
+      { node: 'lb2', state: 'failed', message: 'reload failed: cannot bind socket [10.77.100.10:80]; restored revision 11', updated_at: at },
+      { node: 'lb3', state: 'pending', message: '', updated_at: at },
+    ],
+  };
+  await stubApi(page, {
+    'GET revisions/': { status: 200, body: list([revision]) },
+    'POST revisions/': { status: 201, body: revision },
+    'GET revisions/9/': { status: 200, body: revision },
+  });
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.goto('/revisions');
+    await page.getByLabel('Message').fill('drain s2');
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
+    await expect(page.getByRole('region', { name: /Revision 12/ }).getByRole('row', { name: /^lb2/ })).toContainText('reload failed');
+    await snap(page, `31-apply-node-failed-${scheme}`);
+  }
+});
+
+test('a new node shows its token once', async ({ page }) => {
+  await stubApi(page, {
+    'GET nodes/': { status: 200, body: list([{ id: 1, name: 'lb1', last_seen: at, applied_revision: 12 }]) },
+    'POST nodes/': { status: 201, body: { id: 2, name: 'lb2', last_seen: null, applied_revision: 0, token: 'q4X9v0d2Jr8mZ1kT7sWcN5yH3pLbE6aF0uGiRoVxYz' } },
+  });
+  await page.goto('/nodes');
+  await page.getByLabel('Node name').fill('lb2');
+  await page.getByRole('button', { name: 'Add node' }).click();
+  await expect(page.getByLabel('Agent token for lb2')).toBeVisible();
+  await snap(page, '32-node-token');
+});
+
+test('deleting a pool in use says what uses it', async ({ page }) => {
+  await stubApi(page, {
+    'GET pools/3/': { status: 200, body: pool },
+    'DELETE pools/3/': { status: 409, body: { detail: 'still in use by: web' } },
+  });
+  await page.goto('/pools/3');
+  await page.getByRole('button', { name: 'Delete pool web' }).click();
+  await page.getByRole('button', { name: 'Yes, delete: pool web' }).click();
+  await expect(page.getByRole('alert')).toContainText('still in use by: web');
+  await snap(page, '33-pool-in-use');
+});
+
+test('the empty console invites the first steps', async ({ page }) => {
+  await stubApi(page, {
+    'GET virtual-services/': { status: 200, body: list([]) },
+    'GET pools/': { status: 200, body: list([]) },
+  });
+  await page.goto('/services');
+  await expect(page.getByText('No virtual services yet')).toBeVisible();
+  await snap(page, '34-services-empty');
+});

@@ -1,0 +1,63 @@
+import { type APIResponse, type Page, expect } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { ARTIFACTS } from './paths';
+import { credentials } from './env';
+
+/** A full-page screenshot kept as a test artefact: tests/artifacts/e2e/<name>.png. */
+export async function snap(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
+}
+
+/** Signs in through the sign-in page and waits for the console. */
+export async function signIn(page: Page): Promise<void> {
+  const { username, password } = credentials();
+  await page.goto('/sign-in');
+  await page.getByLabel('User name').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
+}
+
+async function csrfHeaders(page: Page): Promise<Record<string, string>> {
+  const cookies = await page.context().cookies();
+  const token = cookies.find((c) => c.name === 'csrftoken')?.value ?? '';
+  return { 'X-CSRFToken': token, Referer: page.url() };
+}
+
+async function expectOk(response: APIResponse, what: string): Promise<APIResponse> {
+  if (!response.ok()) throw new Error(`${what}: ${response.status()} ${await response.text()}`);
+  return response;
+}
+
+/** Direct API calls with the browser's session, for setting up and cleaning up around UI steps. */
+export function apiAs(page: Page) {
+  const request = page.context().request;
+  return {
+    async list<T>(path: string): Promise<T[]> {
+      const response = await expectOk(await request.get(`/api/v1/${path}?limit=1000`), `GET ${path}`);
+      return ((await response.json()) as { results: T[] }).results;
+    },
+    async create<T>(path: string, data: unknown): Promise<T> {
+      const response = await request.post(`/api/v1/${path}`, { data, headers: await csrfHeaders(page) });
+      return (await (await expectOk(response, `POST ${path}`)).json()) as T;
+    },
+    async remove(path: string): Promise<void> {
+      const response = await request.delete(`/api/v1/${path}`, { headers: await csrfHeaders(page) });
+      if (response.status() !== 404) await expectOk(response, `DELETE ${path}`);
+    },
+  };
+}
+
+type Named = { id: number; name: string };
+
+/** Removes the virtual service and pool called `name`, if a previous run left them. */
+export async function removeLeftovers(page: Page, name: string): Promise<void> {
+  const api = apiAs(page);
+  const pools = (await api.list<Named>('pools/')).filter((p) => p.name === name);
+  const services = (await api.list<Named & { default_pool: number }>('virtual-services/')).filter(
+    (s) => s.name === name || pools.some((p) => p.id === s.default_pool),
+  );
+  for (const service of services) await api.remove(`virtual-services/${service.id}/`);
+  for (const pool of pools) await api.remove(`pools/${pool.id}/`);
+}

@@ -1,0 +1,13 @@
+export { Alert } from './Alert';
+export { Badge, type BadgeTone } from './Badge';
+export { Button } from './Button';
+export { ButtonLink } from './ButtonLink';
+export { CheckboxField } from './CheckboxField';
+export { ConfirmButton } from './ConfirmButton';
+export { CopyButton } from './CopyButton';
+export { FormActions } from './FormActions';
+export { PageHeader } from './PageHeader';
+export { Panel } from './Panel';
+export { SelectField, type SelectOption } from './SelectField';
+export { EmptyState, ErrorState, LoadingState } from './States';
+export { TextField } from './TextField';

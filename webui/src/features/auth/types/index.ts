@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import type { Schemas } from '@/lib/api';
+
+export type User = Schemas['User'];
+export type LoginRequest = Schemas['LoginRequest'];
+
+export const signInSchema = z.object({
+  username: z.string().trim().min(1, 'Enter your user name.').max(150),
+  password: z.string().min(1, 'Enter your password.').max(256),
+});
+export type SignInValues = z.infer<typeof signInSchema>;

@@ -1,0 +1,1 @@
+export { NodesPage } from './components/NodesPage';

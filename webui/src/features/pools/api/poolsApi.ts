@@ -1,0 +1,50 @@
+import { api, listAll, unwrap } from '@/lib/api';
+import type { HealthCheck, HealthCheckRequest, Member, MemberRequest, MemberState, Pool, PoolRequest } from '../types';
+
+export function listPools(): Promise<Pool[]> {
+  return listAll((limit, offset) => unwrap(api.GET('/api/v1/pools/', { params: { query: { limit, offset } } })));
+}
+
+export function getPool(id: number): Promise<Pool> {
+  return unwrap(api.GET('/api/v1/pools/{id}/', { params: { path: { id } } }));
+}
+
+export function createPool(body: PoolRequest): Promise<Pool> {
+  return unwrap(api.POST('/api/v1/pools/', { body }));
+}
+
+export function updatePool(id: number, body: PoolRequest): Promise<Pool> {
+  return unwrap(api.PUT('/api/v1/pools/{id}/', { params: { path: { id } }, body }));
+}
+
+export async function deletePool(id: number): Promise<void> {
+  await unwrap(api.DELETE('/api/v1/pools/{id}/', { params: { path: { id } } }));
+}
+
+export function createMember(body: MemberRequest): Promise<Member> {
+  return unwrap(api.POST('/api/v1/members/', { body }));
+}
+
+export function updateMember(id: number, body: MemberRequest): Promise<Member> {
+  return unwrap(api.PUT('/api/v1/members/{id}/', { params: { path: { id } }, body }));
+}
+
+export function setMemberState(id: number, state: MemberState): Promise<Member> {
+  return unwrap(api.PATCH('/api/v1/members/{id}/', { params: { path: { id } }, body: { state } }));
+}
+
+export async function deleteMember(id: number): Promise<void> {
+  await unwrap(api.DELETE('/api/v1/members/{id}/', { params: { path: { id } } }));
+}
+
+export function createHealthCheck(body: HealthCheckRequest): Promise<HealthCheck> {
+  return unwrap(api.POST('/api/v1/health-checks/', { body }));
+}
+
+export function updateHealthCheck(id: number, body: HealthCheckRequest): Promise<HealthCheck> {
+  return unwrap(api.PUT('/api/v1/health-checks/{id}/', { params: { path: { id } }, body }));
+}
+
+export async function deleteHealthCheck(id: number): Promise<void> {
+  await unwrap(api.DELETE('/api/v1/health-checks/{id}/', { params: { path: { id } } }));
+}

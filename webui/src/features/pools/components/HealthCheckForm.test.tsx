@@ -1,0 +1,61 @@
+import { screen } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
+import { renderWithProviders } from '@/test/render';
+import { toHealthCheckForm, toHealthCheckRequest } from '../types';
+import { HealthCheckForm } from './HealthCheckForm';
+
+function renderForm(onSubmit = vi.fn().mockResolvedValue(undefined)) {
+  const view = renderWithProviders(
+    <HealthCheckForm defaultValues={toHealthCheckForm()} submitLabel="Create health check" onSubmit={onSubmit} />,
+  );
+  return { ...view, onSubmit };
+}
+
+describe('HealthCheckForm', () => {
+  it('asks for HTTP settings only for HTTP checks', async () => {
+    const { user } = renderForm();
+    expect(screen.queryByRole('textbox', { name: 'Path' })).not.toBeInTheDocument();
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'http');
+    expect(screen.getByRole('textbox', { name: 'Path' })).toHaveValue('/');
+    expect(screen.getByRole('spinbutton', { name: 'Expected status' })).toHaveValue(200);
+  });
+
+  it('refuses a timeout longer than the interval and a path with spaces', async () => {
+    const { user, onSubmit } = renderForm();
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'http');
+    const path = screen.getByRole('textbox', { name: 'Path' });
+    await user.clear(path);
+    await user.type(path, '/he alth');
+    const timeout = screen.getByRole('spinbutton', { name: 'Timeout (ms)' });
+    await user.clear(timeout);
+    await user.type(timeout, '5000');
+    await user.click(screen.getByRole('button', { name: 'Create health check' }));
+    expect(timeout).toHaveAccessibleDescription('The timeout must not exceed the interval.');
+    expect(path).toHaveAccessibleDescription(/An absolute path such as \/health/);
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('sends the console-flow check', async () => {
+    const { user, onSubmit } = renderForm();
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'http');
+    const set = async (name: string, value: string) => {
+      const field = screen.getByRole(name === 'Path' ? 'textbox' : 'spinbutton', { name });
+      await user.clear(field);
+      await user.type(field, value);
+    };
+    await set('Path', '/health');
+    await set('Interval (ms)', '1000');
+    await set('Timeout (ms)', '500');
+    await set('Rise', '1');
+    await set('Fall', '2');
+    await user.click(screen.getByRole('button', { name: 'Create health check' }));
+    const values = onSubmit.mock.calls[0]?.[0];
+    expect(toHealthCheckRequest(7, values)).toEqual({
+      pool: 7, type: 'http', path: '/health', expected_status: 200, host: '', interval_ms: 1000, timeout_ms: 500, rise: 1, fall: 2,
+    });
+  });
+
+  it('leaves HTTP settings out of a TCP check', () => {
+    expect(toHealthCheckRequest(7, toHealthCheckForm())).toEqual({ pool: 7, type: 'tcp', interval_ms: 2000, timeout_ms: 1000, rise: 2, fall: 3 });
+  });
+});

@@ -1,0 +1,41 @@
+import { screen } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
+import { ApiError } from '@/lib/api';
+import { renderWithProviders } from '@/test/render';
+import { toMemberForm } from '../types';
+import { MemberForm } from './MemberForm';
+
+describe('MemberForm', () => {
+  it('refuses a weight over 256 and a bad address', async () => {
+    const onSubmit = vi.fn();
+    const { user } = renderWithProviders(<MemberForm defaultValues={toMemberForm()} submitLabel="Add member" onSubmit={onSubmit} />);
+    await user.type(screen.getByRole('textbox', { name: 'Member name' }), 's1');
+    await user.type(screen.getByRole('textbox', { name: 'Address' }), 'server-1');
+    const weight = screen.getByRole('spinbutton', { name: 'Weight' });
+    await user.clear(weight);
+    await user.type(weight, '300');
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    expect(weight).toHaveAccessibleDescription('The weight must be between 0 and 256.');
+    expect(screen.getByRole('textbox', { name: 'Address' })).toHaveAccessibleDescription('Enter a valid IPv4 or IPv6 address.');
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it('shows the server refusing a duplicate endpoint next to Address, then clears after success', async () => {
+    const onSubmit = vi
+      .fn()
+      .mockRejectedValueOnce(new ApiError(400, { address: ['10.0.0.1:80 is already a member of pool 3.'] }))
+      .mockResolvedValueOnce(undefined);
+    const { user } = renderWithProviders(<MemberForm defaultValues={toMemberForm()} submitLabel="Add member" onSubmit={onSubmit} />);
+    await user.type(screen.getByRole('textbox', { name: 'Member name' }), 's2');
+    await user.type(screen.getByRole('textbox', { name: 'Address' }), '10.0.0.1');
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    expect(await screen.findByText('10.0.0.1:80 is already a member of pool 3.')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Address' })).toHaveAccessibleDescription(/already a member/);
+
+    await user.clear(screen.getByRole('textbox', { name: 'Address' }));
+    await user.type(screen.getByRole('textbox', { name: 'Address' }), '10.0.0.2');
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    expect(onSubmit).toHaveBeenLastCalledWith({ name: 's2', address: '10.0.0.2', port: 80, weight: 1, state: 'enabled' });
+    expect(await screen.findByRole('textbox', { name: 'Member name' })).toHaveValue('');
+  });
+});

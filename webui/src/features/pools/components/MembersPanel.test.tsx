@@ -1,0 +1,54 @@
+import { screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { apiCalls, mockApi } from '@/test/mockApi';
+import { renderWithProviders } from '@/test/render';
+import type { Pool } from '../types';
+import { MembersPanel } from './MembersPanel';
+
+const pool: Pool = {
+  id: 3,
+  name: 'web',
+  algorithm: 'round-robin',
+  description: '',
+  health_check: null,
+  members: [
+    { id: 11, pool: 3, name: 's1', address: '10.0.0.11', port: 80, weight: 1, state: 'enabled' },
+    { id: 12, pool: 3, name: 's2', address: '10.0.0.12', port: 80, weight: 5, state: 'drain' },
+  ],
+};
+
+describe('MembersPanel', () => {
+  it('lists members with their state pressed', () => {
+    renderWithProviders(<MembersPanel pool={pool} />);
+    const table = screen.getByRole('table', { name: 'Members of web' });
+    expect(within(table).getAllByRole('row')).toHaveLength(3);
+    const s2 = within(table).getByRole('group', { name: 'State of s2' });
+    expect(within(s2).getByRole('button', { name: 'Drain' })).toHaveAttribute('aria-pressed', 'true');
+    expect(within(s2).getByRole('button', { name: 'Enable' })).toHaveAttribute('aria-pressed', 'false');
+  });
+
+  it('drains a member with one click', async () => {
+    mockApi('PATCH', '/api/v1/members/11/', { status: 200, body: { ...pool.members[0], state: 'drain' } });
+    const { user } = renderWithProviders(<MembersPanel pool={pool} />);
+    await user.click(within(screen.getByRole('group', { name: 'State of s1' })).getByRole('button', { name: 'Drain' }));
+    expect(apiCalls).toContainEqual({ method: 'PATCH', path: '/api/v1/members/11/', body: { state: 'drain' } });
+  });
+
+  it('edits a member in the form below the table', async () => {
+    const { user } = renderWithProviders(<MembersPanel pool={pool} />);
+    await user.click(screen.getByRole('button', { name: 'Edit member s2' }));
+    expect(screen.getByRole('heading', { name: 'Edit member s2' })).toBeInTheDocument();
+    expect(screen.getByRole('spinbutton', { name: 'Weight' })).toHaveValue(5);
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(screen.getByRole('heading', { name: 'Add a member' })).toBeInTheDocument();
+  });
+
+  it('asks before deleting a member', async () => {
+    mockApi('DELETE', '/api/v1/members/12/', { status: 204 });
+    const { user } = renderWithProviders(<MembersPanel pool={pool} />);
+    await user.click(screen.getByRole('button', { name: 'Delete member s2' }));
+    expect(apiCalls).toHaveLength(0);
+    await user.click(screen.getByRole('button', { name: 'Yes, delete: member s2' }));
+    expect(apiCalls).toContainEqual({ method: 'DELETE', path: '/api/v1/members/12/', body: undefined });
+  });
+});

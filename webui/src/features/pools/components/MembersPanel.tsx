@@ -1,0 +1,100 @@
+import { useState } from 'react';
+import { Alert, Badge, type BadgeTone, Button, ConfirmButton, EmptyState, Panel } from '@/components';
+import { errorMessage } from '@/lib/api';
+import { formatEndpoint } from '@/lib/format';
+import { useDeleteMember, useSaveMember, useSetMemberState } from '../hooks/usePools';
+import { type Member, type MemberFormValues, type MemberState, type Pool, toMemberForm, toMemberRequest } from '../types';
+import { MemberForm } from './MemberForm';
+import { MemberStateButtons } from './MemberStateButtons';
+
+const STATE_TONE: Record<MemberState, BadgeTone> = { enabled: 'success', drain: 'warning', disabled: 'neutral' };
+
+function MemberRow({ member, onEdit }: { member: Member; onEdit: () => void }) {
+  const setState = useSetMemberState();
+  const remove = useDeleteMember();
+  const state = member.state ?? 'enabled';
+  const error = setState.error ?? remove.error;
+  return (
+    <tr>
+      <th scope="row">{member.name}</th>
+      <td className="mono">{formatEndpoint(member.address, member.port)}</td>
+      <td>{member.weight ?? 1}</td>
+      <td>
+        <Badge tone={STATE_TONE[state]}>{state}</Badge>
+      </td>
+      <td>
+        <MemberStateButtons
+          memberName={member.name}
+          state={state}
+          busy={setState.isPending}
+          onChange={(next) => setState.mutate({ id: member.id, state: next })}
+        />
+      </td>
+      <td className="cell-actions">
+        <Button variant="ghost" size="small" onClick={onEdit} aria-label={`Edit member ${member.name}`}>
+          Edit
+        </Button>
+        <ConfirmButton size="small" subject={`member ${member.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(member.id)}>
+          Delete
+        </ConfirmButton>
+        {error ? <Alert tone="error">{errorMessage(error)}</Alert> : null}
+      </td>
+    </tr>
+  );
+}
+
+function MemberEditor({ pool, member, onDone }: { pool: Pool; member?: Member; onDone: () => void }) {
+  const save = useSaveMember(member?.id);
+  const onSubmit = async (values: MemberFormValues) => {
+    await save.mutateAsync(toMemberRequest(pool.id, values));
+    onDone();
+  };
+  return (
+    <div className="subpanel">
+      <h3>{member ? `Edit member ${member.name}` : 'Add a member'}</h3>
+      <MemberForm
+        key={member?.id ?? 'new'}
+        defaultValues={toMemberForm(member)}
+        submitLabel={member ? 'Save member' : 'Add member'}
+        onSubmit={onSubmit}
+        onCancel={member ? onDone : undefined}
+      />
+    </div>
+  );
+}
+
+export function MembersPanel({ pool }: { pool: Pool }) {
+  const [editingId, setEditingId] = useState<number | null>(null);
+  const editing = pool.members.find((m) => m.id === editingId);
+  return (
+    <Panel title="Members">
+      {pool.members.length === 0 ? (
+        <EmptyState title="No members yet">
+          <p>Add the real servers that answer this pool's traffic.</p>
+        </EmptyState>
+      ) : (
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="visually-hidden">Members of {pool.name}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Endpoint</th>
+                <th scope="col">Weight</th>
+                <th scope="col">State</th>
+                <th scope="col">Set state</th>
+                <th scope="col"><span className="visually-hidden">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {pool.members.map((member) => (
+                <MemberRow key={member.id} member={member} onEdit={() => setEditingId(member.id)} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <MemberEditor pool={pool} member={editing} onDone={() => setEditingId(null)} />
+    </Panel>
+  );
+}

@@ -1,0 +1,3 @@
+export { NewPoolPage } from './components/NewPoolPage';
+export { PoolDetailPage } from './components/PoolDetailPage';
+export { PoolsPage } from './components/PoolsPage';

@@ -1,0 +1,76 @@
+import { screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { apiCalls, mockApi } from '@/test/mockApi';
+import { renderWithProviders } from '@/test/render';
+import type { Revision } from '../types';
+import { ApplyPanel } from './ApplyPanel';
+
+const at = '2026-11-22T10:00:00Z';
+
+function revision(state: 'pending' | 'applied' | 'failed', message = ''): Revision {
+  return { id: 9, number: 4, message: 'add web', author: 'admin', created_at: at, nodes: [{ node: 'lb1', state, message, updated_at: at }] };
+}
+
+describe('ApplyPanel', () => {
+  it('applies with a message, then follows the node from pending to applied', async () => {
+    mockApi('POST', '/api/v1/revisions/', { status: 201, body: revision('pending') });
+    let polls = 0;
+    mockApi('GET', '/api/v1/revisions/9/', () => ({ status: 200, body: revision(++polls < 2 ? 'pending' : 'applied') }));
+    const { user } = renderWithProviders(<ApplyPanel />);
+
+    await user.type(screen.getByRole('textbox', { name: 'Message' }), 'add web');
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+
+    const result = await screen.findByRole('region', { name: /Revision 4/ });
+    expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('pending');
+    expect(apiCalls[0]).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: 'add web' } });
+
+    expect(await within(result).findByText('Revision 4 is applied on every node', {}, { timeout: 5000 })).toBeInTheDocument();
+    expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('applied');
+    expect(screen.getByRole('textbox', { name: 'Message' })).toHaveValue('');
+  });
+
+  it("shows a node's failure with its message", async () => {
+    const failed = revision('failed', 'reload failed: bind 10.0.0.1:80');
+    mockApi('POST', '/api/v1/revisions/', { status: 201, body: failed });
+    mockApi('GET', '/api/v1/revisions/9/', { status: 200, body: failed });
+    const { user } = renderWithProviders(<ApplyPanel />);
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+    const result = await screen.findByRole('region', { name: /Revision 4/ });
+    expect(within(result).getByRole('alert')).toHaveTextContent('Revision 4 failed on 1 node');
+    expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('reload failed: bind 10.0.0.1:80');
+  });
+
+  it('lists the problems of a refused apply, per object path', async () => {
+    mockApi('POST', '/api/v1/revisions/', {
+      status: 400,
+      body: {
+        detail: 'Not published.',
+        problems: [
+          { path: 'pools/web/members/s1/port', message: '0 is outside 1..65535' },
+          { path: 'nodes/lb1/haproxy.cfg', message: 'haproxy rejected the configuration: [ALERT] ...' },
+        ],
+      },
+    });
+    const { user } = renderWithProviders(<ApplyPanel />);
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Not applied: Not published.');
+    const items = within(alert).getAllByRole('listitem');
+    expect(items).toHaveLength(2);
+    expect(items[0]).toHaveTextContent('pools/web/members/s1/port0 is outside 1..65535');
+    expect(within(items[0]!).getByRole('link', { name: 'pools/web/members/s1/port' })).toHaveAttribute('href', '/pools');
+    expect(items[1]).toHaveTextContent('haproxy rejected the configuration');
+    expect(screen.queryByRole('region', { name: /Revision/ })).not.toBeInTheDocument();
+  });
+
+  it('says when no node will run the revision', async () => {
+    const nowhere = { ...revision('applied'), nodes: [] };
+    mockApi('POST', '/api/v1/revisions/', { status: 201, body: nowhere });
+    mockApi('GET', '/api/v1/revisions/9/', { status: 200, body: nowhere });
+    const { user } = renderWithProviders(<ApplyPanel />);
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+    expect(await screen.findByText('Revision 4 is stored, but no node runs it')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Add a node' })).toHaveAttribute('href', '/nodes');
+  });
+});

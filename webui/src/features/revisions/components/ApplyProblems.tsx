@@ -1,0 +1,30 @@
+import { Link } from 'react-router-dom';
+import { Alert } from '@/components';
+import type { PublishError } from '../types';
+
+// The first segment of a problem's path names the kind of object; link to its list.
+const SECTIONS: Record<string, string> = { 'virtual-services': '/services', pools: '/pools', nodes: '/nodes' };
+
+function sectionLink(path: string): string | undefined {
+  return SECTIONS[path.split('/')[0] ?? ''];
+}
+
+/** Why an apply was refused: one line per object path, as the compiler or HAProxy said it. */
+export function ApplyProblems({ error }: { error: PublishError }) {
+  return (
+    <Alert tone="error" title={`Not applied: ${error.detail}`}>
+      <p>Nothing was published; the nodes keep running the previous revision. Fix these and apply again:</p>
+      <ul className="problems">
+        {error.problems.map((problem, index) => {
+          const to = sectionLink(problem.path);
+          return (
+            <li key={`${problem.path}-${index}`}>
+              <code>{to ? <Link to={to}>{problem.path}</Link> : problem.path}</code>
+              <span>{problem.message}</span>
+            </li>
+          );
+        })}
+      </ul>
+    </Alert>
+  );
+}

@@ -1,0 +1,1 @@
+export { RevisionsPage } from './components/RevisionsPage';

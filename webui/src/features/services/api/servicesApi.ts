@@ -1,0 +1,28 @@
+import { api, listAll, unwrap } from '@/lib/api';
+import type { PoolChoice, VirtualService, VirtualServiceRequest } from '../types';
+
+export function listServices(): Promise<VirtualService[]> {
+  return listAll((limit, offset) => unwrap(api.GET('/api/v1/virtual-services/', { params: { query: { limit, offset } } })));
+}
+
+export function getService(id: number): Promise<VirtualService> {
+  return unwrap(api.GET('/api/v1/virtual-services/{id}/', { params: { path: { id } } }));
+}
+
+export function createService(body: VirtualServiceRequest): Promise<VirtualService> {
+  return unwrap(api.POST('/api/v1/virtual-services/', { body }));
+}
+
+export function updateService(id: number, body: VirtualServiceRequest): Promise<VirtualService> {
+  return unwrap(api.PUT('/api/v1/virtual-services/{id}/', { params: { path: { id } }, body }));
+}
+
+export async function deleteService(id: number): Promise<void> {
+  await unwrap(api.DELETE('/api/v1/virtual-services/{id}/', { params: { path: { id } } }));
+}
+
+/** The pools a virtual service can point at (names and ids only). */
+export async function listPoolChoices(): Promise<PoolChoice[]> {
+  const pools = await listAll((limit, offset) => unwrap(api.GET('/api/v1/pools/', { params: { query: { limit, offset } } })));
+  return pools.map(({ id, name }) => ({ id, name }));
+}

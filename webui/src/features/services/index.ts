@@ -1,0 +1,2 @@
+export { EditServicePage, NewServicePage } from './components/ServiceFormPage';
+export { ServicesPage } from './components/ServicesPage';

@@ -1,0 +1,9 @@
+import type { components } from './schema';
+
+export { api, readCookie, setSignedOutHandler } from './client';
+export { listAll } from './paginate';
+export { ApiError, errorMessage, fieldErrors, isRecord, unwrap } from './errors';
+export type { components, paths } from './schema';
+
+/** The API's DTOs, by their OpenAPI names (`Schemas['Pool']`, `Schemas['MemberRequest']`). */
+export type Schemas = components['schemas'];
