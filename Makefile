@@ -1,0 +1,74 @@
+# Fulcrum: `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PY := .venv/bin/python
+PYTEST := .venv/bin/pytest
+export FULCRUM_DEBUG ?= 1
+
+.PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
+        test test-unit test-api test-netns test-browser test-vm test-compose lint bench clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+deps: ## install what the appliance needs to run here (apt, venv, npm)
+	@appliance/dev/deps.sh
+
+deps-test: ## install what the tests also need (Chromium, QEMU, debootstrap, wrk)
+	@appliance/dev/deps.sh --with-test
+	@tests/vm/deps.sh
+
+db: deps ## start the private PostgreSQL cluster under .state/pg
+	@$(PY) -m tests.harness.pg start >/dev/null
+
+migrate: db ## apply database migrations
+	@cd api && ../$(PY) manage.py migrate --no-input -v 0
+
+openapi: deps ## regenerate api/openapi.yaml and the console's typed client from the code
+	@cd api && ../$(PY) manage.py spectacular --file openapi.yaml --validate --fail-on-warn
+	@cd webui && npm run --silent gen:api
+
+build: build-agents build-console ## build the Go binaries and the console
+
+build-agents: ## build the Go binaries into agents/bin
+	@$(MAKE) -s -C agents build
+
+build-console: deps ## build the console into webui/dist
+	@cd webui && npm run --silent build
+
+demo: deps build ## run the appliance locally on a lab of network namespaces; Ctrl-C stops it
+	@$(PY) appliance/dev/demo.py
+
+test: deps-test build ## run every test tier (unit, API, netns, browser, VM, compose)
+	@tests/run-tiers.sh lint unit api netns browser compose vm
+
+test-unit: deps build ## compiler + golden configs checked by haproxy, Go unit tests, console unit tests
+	@tests/run-tiers.sh unit
+
+test-api: deps ## API tests on the real PostgreSQL, OpenAPI drift
+	@tests/run-tiers.sh api
+
+test-netns: deps build ## REST -> agent -> real HAProxy -> real servers in network namespaces
+	@tests/run-tiers.sh netns
+
+test-browser: deps-test build ## the console flow in Debian's Chromium (Playwright) against the real stack
+	@tests/run-tiers.sh browser
+
+test-vm: deps-test ## the QEMU tier: IPVS in a Debian trixie guest
+	@tests/run-tiers.sh vm
+
+test-compose: ## docker-compose.yml is valid (compose-spec loader)
+	@tests/run-tiers.sh compose
+
+lint: deps ## ruff, Django checks, migrations and OpenAPI up to date, gofmt/vet, eslint/tsc
+	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
+	@cd api && ../$(PY) manage.py check --fail-level WARNING && ../$(PY) manage.py makemigrations --check --dry-run >/dev/null
+	@$(MAKE) -s -C agents lint
+	@cd webui && npm run --silent lint && npm run --silent check:api
+
+bench: deps-test build ## WebBench mix: Fulcrum-compiled HAProxy vs the direct path (medians, ratios)
+	@$(PY) -m tests.bench.webbench
+
+clean: ## remove build outputs and local state (stops the private PostgreSQL)
+	-@$(PY) -m tests.harness.pg stop 2>/dev/null
+	rm -rf .state agents/bin webui/dist tests/artifacts

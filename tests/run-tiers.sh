@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Run test tiers in order, time each, print a summary; exit non-zero if any failed.
+#
+#   tests/run-tiers.sh unit api netns browser compose vm
+#
+# Every tier runs even when an earlier one failed, so one run shows every failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export FULCRUM_DEBUG=1
+PYTEST=(.venv/bin/pytest -p no:cacheprovider)
+mkdir -p tests/artifacts
+
+tier_lint()    { make -s lint; }
+tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench && make -s -C agents test && (cd webui && npm test --silent); }
+tier_api()     { .venv/bin/python -m tests.harness.pg start >/dev/null && "${PYTEST[@]}" api --ignore=api/compiler; }
+tier_netns()   { .venv/bin/python -m tests.harness.pg start >/dev/null && "${PYTEST[@]}" tests/netns; }
+tier_browser() { .venv/bin/python -m tests.harness.pg start >/dev/null && "${PYTEST[@]}" tests/e2e; }
+tier_compose() { (cd tests/compose && go test -count=1 ./...); }
+tier_vm()      { tests/vm/run.sh; }
+
+declare -a summary
+failed=0
+for tier in "$@"; do
+  if ! declare -F "tier_$tier" >/dev/null; then
+    echo "unknown tier: $tier" >&2
+    exit 2
+  fi
+  echo "=== tier $tier ==="
+  start=$SECONDS
+  if "tier_$tier"; then result=ok; else result=FAILED; failed=1; fi
+  summary+=("$(printf '%-8s %-6s %4ds' "$tier" "$result" $((SECONDS - start)))")
+done
+
+echo "=== summary ==="
+printf '%s\n' "${summary[@]}" | tee tests/artifacts/tiers.txt
+exit $failed
