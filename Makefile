@@ -60,7 +60,7 @@ test-vm: deps-test ## the QEMU tier: IPVS in a Debian trixie guest
 test-compose: ## docker-compose.yml is valid (compose-spec loader)
 	@tests/run-tiers.sh compose
 
-lint: deps ## ruff, Django checks, migrations and OpenAPI up to date, gofmt/vet, eslint/tsc
+lint: db ## ruff, Django checks, migrations and OpenAPI up to date, gofmt/vet, eslint/tsc
 	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
 	@cd api && ../$(PY) manage.py check --fail-level WARNING && ../$(PY) manage.py makemigrations --check --dry-run >/dev/null
 	@$(MAKE) -s -C agents lint

@@ -8,7 +8,7 @@ from tests.harness.lab import Lab
 from tests.harness.stack import Stack
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope="session", autouse=True)
 def _root():
     """This tier proves behaviour in real namespaces; without root it fails rather than skips."""
     if os.geteuid() != 0:
