@@ -176,6 +176,9 @@ class Stack:
             "16",
             "--timeout",
             "90",
+            # Long-polls in flight would otherwise hold a stop for their whole wait.
+            "--graceful-timeout",
+            "3",
         ]
         self._spawn("api", argv, cwd=API_DIR)
         self._wait(lambda: requests.get(f"{self.url}/api/v1/auth/me/", timeout=2).status_code == 401, "API")
