@@ -12,9 +12,9 @@ mkdir -p tests/artifacts
 
 tier_lint()    { make -s lint; }
 tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench && make -s -C agents test && (cd webui && npm test --silent); }
-tier_api()     { .venv/bin/python -m tests.harness.pg start >/dev/null && "${PYTEST[@]}" api --ignore=api/compiler; }
-tier_netns()   { .venv/bin/python -m tests.harness.pg start >/dev/null && "${PYTEST[@]}" tests/netns; }
-tier_browser() { .venv/bin/python -m tests.harness.pg start >/dev/null && "${PYTEST[@]}" tests/e2e; }
+tier_api()     { "${PYTEST[@]}" api --ignore=api/compiler; }
+tier_netns()   { "${PYTEST[@]}" tests/netns; }
+tier_browser() { "${PYTEST[@]}" tests/e2e; }
 tier_compose() { (cd tests/compose && go test -count=1 ./...); }
 tier_vm()      { tests/vm/run.sh; }
 

@@ -23,13 +23,17 @@ def _authenticate(request):
     return user
 
 
-class LoginView(APIView):
-    """Start a console session. The answer sets the session and CSRF cookies."""
+class CredentialsView(APIView):
+    """Base for endpoints that take a username and password: open to all, throttled."""
 
     permission_classes = [permissions.AllowAny]
     authentication_classes = []
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "login"
+
+
+class LoginView(CredentialsView):
+    """Start a console session. The answer sets the session and CSRF cookies."""
 
     @extend_schema(request=LoginSerializer, responses={200: UserSerializer})
     @method_decorator(ensure_csrf_cookie)
@@ -55,13 +59,8 @@ class MeView(APIView):
         return Response(UserSerializer(request.user).data)
 
 
-class TokenView(APIView):
+class TokenView(CredentialsView):
     """Exchange a username and password for the user's API token (send as ``Authorization: Token <key>``)."""
-
-    permission_classes = [permissions.AllowAny]
-    authentication_classes = []
-    throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "login"
 
     @extend_schema(request=LoginSerializer, responses={200: TokenSerializer})
     def post(self, request):
