@@ -54,6 +54,17 @@ for unit in haproxy keepalived nginx postgresql; do
   systemctl disable --now "$unit" >/dev/null 2>&1 || true
 done
 
+# Toolchains: Debian 12's own Go (1.19) and Node (18) are too old for agents/ and webui/.
+export PATH="$PATH:/usr/local/go/bin"
+need_version() {  # need_version NAME HAVE WANT
+  if [ "$(printf '%s\n%s\n' "$3" "$2" | sort -V | head -n1)" != "$3" ]; then
+    echo "deps: $1 $2 is too old: Fulcrum needs $1 >= $3 (install it from upstream or Debian trixie)" >&2
+    exit 1
+  fi
+}
+need_version go "$(go env GOVERSION | sed 's/^go//')" 1.24
+need_version node "$(node --version | sed 's/^v//')" 20.19
+
 # Python: one venv for the API and the tests, rebuilt when the requirements change.
 stamp=.venv/.requirements.sha256
 want=$(cat requirements-dev.txt api/requirements.txt | sha256sum | cut -d' ' -f1)

@@ -4,6 +4,7 @@ client ns --> VIP 10.77.100.10:80 (HAProxy in lb ns, run by fulcrum-agent) --> s
 """
 
 import collections
+import subprocess
 import threading
 import time
 
@@ -115,3 +116,33 @@ def test_rejected_apply_changes_nothing_live(service, stack, lab):
     assert response.status_code == 400 and "vip" in response.json()
     assert stack.api.get("/api/v1/revisions/").json()["count"] == before
     assert sum(spread(lab, 10).values()) == 10
+
+
+def test_config_that_fails_on_the_node_is_rolled_back(service, stack, lab):
+    """A revision haproxy -c accepts but the node cannot run (its port is taken there) is
+    reported failed, the last good config keeps serving, and the next revision applies."""
+    squatter = subprocess.Popen(
+        [
+            *lab.lb_exec_prefix,
+            "python3",
+            "-c",
+            "import socket,time; s=socket.socket(); s.bind(('10.77.100.20', 80)); s.listen(); time.sleep(120)",
+        ]
+    )
+    try:
+        time.sleep(0.5)
+        pool = service["s1"]["pool"]
+        clash = stack.api.create(
+            "/api/v1/virtual-services/", name="taken", vip="10.77.100.20", port=80, default_pool=pool
+        )
+        failed = stack.apply("bind a port the node already uses")
+        node = failed["nodes"][0]
+        assert node["state"] == "failed", node
+        assert "restored last-good" in node["message"], node["message"]
+        assert sum(spread(lab, 10).values()) == 10  # the previous revision still serves
+        stack.api.delete(f"/api/v1/virtual-services/{clash['id']}/").raise_for_status()
+        assert stack.apply("remove the clash")["nodes"][0]["state"] == "applied"
+        assert sum(spread(lab, 10).values()) == 10
+    finally:
+        squatter.kill()
+        squatter.wait()

@@ -64,7 +64,11 @@ class VirtualServiceSerializer(StrictModelSerializer):
         validators = []  # listener clashes are checked in validate() to answer with field errors
 
     def validate(self, attrs):
-        current = {f: getattr(self.instance, f, None) for f in ("vip", "port", "protocol", "default_pool")}
+        fields = ("vip", "port", "protocol", "default_pool")
+        if self.instance is None:  # a create: omitted fields take the model's defaults
+            current = {f: VirtualService._meta.get_field(f).get_default() for f in fields}
+        else:
+            current = {f: getattr(self.instance, f) for f in fields}
         merged = {**current, **attrs}
         self._refuse_listener_clash(merged["vip"], merged["port"])
         self._refuse_mixed_pool(merged["default_pool"], merged["protocol"])

@@ -188,6 +188,13 @@ class VirtualServiceTest(APIViewTests, APITestCase):
     def create_objects(self):
         return VirtualService.objects.create(name="web", vip="10.0.0.1", port=80, default_pool=self.pool)
 
+    def test_omitted_protocol_is_http_when_checking_the_pool(self):
+        self.create_objects()
+        body = {"name": "more", "vip": "10.0.0.9", "port": 80, "default_pool": self.pool.pk}
+        response = self.client.post(self.url, body, format="json")
+        self.assertEqual(response.status_code, 201, response.data)
+        self.assertEqual(response.data["protocol"], "http")
+
     def test_same_port_on_other_vip_is_fine(self):
         self.create_objects()
         body = {**self.create_data[0], "vip": "10.0.0.3"}
