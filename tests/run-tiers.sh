@@ -18,6 +18,11 @@ tier_browser() { "${PYTEST[@]}" tests/e2e; }
 tier_compose() { (cd tests/compose && go test -count=1 ./...); }
 tier_vm()      { tests/vm/run.sh; }
 
+# Leave the private PostgreSQL as we found it: stop it at the end if this run started it.
+pg_was_running=$(.venv/bin/python -c 'from tests.harness import pg; print(int(pg.running()))' 2>/dev/null || echo 0)
+stop_pg() { [ "$pg_was_running" = 1 ] || .venv/bin/python -m tests.harness.pg stop 2>/dev/null || true; }
+trap stop_pg EXIT
+
 declare -a summary
 failed=0
 for tier in "$@"; do
