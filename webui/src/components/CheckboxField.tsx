@@ -1,4 +1,5 @@
 import { type ComponentProps, type ReactNode, useId } from 'react';
+import { FieldMessages } from './FieldMessages';
 import { describedBy } from './fieldIds';
 
 type CheckboxFieldProps = Omit<ComponentProps<'input'>, 'type'> & {
@@ -13,16 +14,7 @@ export function CheckboxField({ label, error, hint, className, ...input }: Check
     <div className={['field field-checkbox', className].filter(Boolean).join(' ')}>
       <input id={id} type="checkbox" aria-describedby={describedBy(id, hint, error)} {...input} />
       <label htmlFor={id}>{label}</label>
-      {error ? (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      ) : null}
-      {hint ? (
-        <p id={`${id}-hint`} className="field-hint">
-          {hint}
-        </p>
-      ) : null}
+      <FieldMessages id={id} error={error} hint={hint} />
     </div>
   );
 }

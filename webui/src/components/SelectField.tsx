@@ -1,4 +1,5 @@
 import { type ComponentProps, type ReactNode, useId } from 'react';
+import { FieldMessages } from './FieldMessages';
 import { describedBy } from './fieldIds';
 
 export type SelectOption = { value: string | number; label: string };
@@ -30,16 +31,7 @@ export function SelectField({ label, options, placeholder, error, hint, classNam
           </option>
         ))}
       </select>
-      {error ? (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      ) : null}
-      {hint ? (
-        <p id={`${id}-hint`} className="field-hint">
-          {hint}
-        </p>
-      ) : null}
+      <FieldMessages id={id} error={error} hint={hint} />
     </div>
   );
 }

@@ -1,4 +1,5 @@
 import { type ComponentProps, type ReactNode, useId } from 'react';
+import { FieldMessages } from './FieldMessages';
 import { describedBy } from './fieldIds';
 
 type TextFieldProps = ComponentProps<'input'> & {
@@ -19,16 +20,7 @@ export function TextField({ label, error, hint, className, ...input }: TextField
         aria-describedby={describedBy(id, hint, error)}
         {...input}
       />
-      {error ? (
-        <p id={`${id}-error`} className="field-error">
-          {error}
-        </p>
-      ) : null}
-      {hint ? (
-        <p id={`${id}-hint`} className="field-hint">
-          {hint}
-        </p>
-      ) : null}
+      <FieldMessages id={id} error={error} hint={hint} />
     </div>
   );
 }
