@@ -1,9 +1,6 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { useState } from 'react';
-import { useForm } from 'react-hook-form';
 import { Alert, Button, TextField } from '@/components';
 import { ApiError, errorMessage } from '@/lib/api';
-import { showServerErrors } from '@/lib/forms';
+import { useServerForm } from '@/lib/forms';
 import { type SignInValues, signInSchema } from '../types';
 
 type SignInFormProps = { onSubmit: (values: SignInValues) => Promise<unknown> };
@@ -15,18 +12,12 @@ function signInProblem(error: unknown): string | null {
 }
 
 export function SignInForm({ onSubmit }: SignInFormProps) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const { register, handleSubmit, setError, formState } = useForm<SignInValues>({
-    resolver: zodResolver(signInSchema),
+  const { register, formState, problem, submit } = useServerForm<SignInValues>({
+    schema: signInSchema,
     defaultValues: { username: '', password: '' },
-  });
-  const submit = handleSubmit(async (values) => {
-    setProblem(null);
-    try {
-      await onSubmit(values);
-    } catch (err) {
-      setProblem(signInProblem(err) ?? showServerErrors(err, setError, ['username', 'password']));
-    }
+    fields: ['username', 'password'],
+    onSubmit,
+    explain: signInProblem,
   });
   return (
     <form onSubmit={submit} noValidate className="form">

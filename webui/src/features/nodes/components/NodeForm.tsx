@@ -1,27 +1,17 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { useState } from 'react';
-import { useForm } from 'react-hook-form';
 import { Alert, Button, TextField } from '@/components';
-import { showServerErrors } from '@/lib/forms';
+import { useServerForm } from '@/lib/forms';
 import { NAME_HELP } from '@/lib/validation';
 import { NODE_FORM_FIELDS, type NodeFormValues, nodeFormSchema } from '../types';
 
 type NodeFormProps = { onSubmit: (values: NodeFormValues) => Promise<unknown> };
 
 export function NodeForm({ onSubmit }: NodeFormProps) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const { register, handleSubmit, setError, reset, formState } = useForm<NodeFormValues>({
-    resolver: zodResolver(nodeFormSchema),
+  const { register, formState, problem, submit } = useServerForm<NodeFormValues>({
+    schema: nodeFormSchema,
     defaultValues: { name: '' },
-  });
-  const submit = handleSubmit(async (values) => {
-    setProblem(null);
-    try {
-      await onSubmit(values);
-      reset({ name: '' });
-    } catch (err) {
-      setProblem(showServerErrors(err, setError, NODE_FORM_FIELDS));
-    }
+    fields: NODE_FORM_FIELDS,
+    onSubmit,
+    onSaved: (_values, form) => form.reset({ name: '' }),
   });
   return (
     <form onSubmit={submit} noValidate className="form form-apply">

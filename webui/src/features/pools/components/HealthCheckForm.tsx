@@ -1,8 +1,7 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { type ReactNode, useState } from 'react';
-import { useForm, useWatch } from 'react-hook-form';
+import type { ReactNode } from 'react';
+import { useWatch } from 'react-hook-form';
 import { Alert, Button, FormActions, SelectField, TextField } from '@/components';
-import { showServerErrors } from '@/lib/forms';
+import { useServerForm } from '@/lib/forms';
 import { HEALTH_CHECK_FORM_FIELDS, type HealthCheckFormValues, healthCheckFormSchema } from '../types';
 
 const CHECK_TYPES = [
@@ -18,22 +17,15 @@ type HealthCheckFormProps = {
 };
 
 export function HealthCheckForm({ defaultValues, submitLabel, onSubmit, extraActions }: HealthCheckFormProps) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const { register, handleSubmit, setError, reset, control, formState } = useForm<HealthCheckFormValues>({
-    resolver: zodResolver(healthCheckFormSchema),
+  const { register, control, formState, problem, submit } = useServerForm<HealthCheckFormValues>({
+    schema: healthCheckFormSchema,
     defaultValues,
+    fields: HEALTH_CHECK_FORM_FIELDS,
+    onSubmit,
+    onSaved: (values, form) => form.reset(values),
   });
   const { errors } = formState;
   const isHttp = useWatch({ control, name: 'type' }) === 'http';
-  const submit = handleSubmit(async (values) => {
-    setProblem(null);
-    try {
-      await onSubmit(values);
-      reset(values);
-    } catch (err) {
-      setProblem(showServerErrors(err, setError, HEALTH_CHECK_FORM_FIELDS));
-    }
-  });
   const number = { valueAsNumber: true } as const;
   return (
     <form onSubmit={submit} noValidate className="form">

@@ -1,8 +1,5 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { useState } from 'react';
-import { useForm } from 'react-hook-form';
 import { Alert, Button, FormActions, SelectField, TextField } from '@/components';
-import { showServerErrors } from '@/lib/forms';
+import { useServerForm } from '@/lib/forms';
 import { MEMBER_FORM_FIELDS, MEMBER_STATES, type MemberFormValues, memberFormSchema } from '../types';
 
 type MemberFormProps = {
@@ -13,22 +10,17 @@ type MemberFormProps = {
 };
 
 export function MemberForm({ defaultValues, submitLabel, onSubmit, onCancel }: MemberFormProps) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const { register, handleSubmit, setError, reset, setFocus, formState } = useForm<MemberFormValues>({
-    resolver: zodResolver(memberFormSchema),
+  const { register, formState, problem, submit } = useServerForm<MemberFormValues>({
+    schema: memberFormSchema,
     defaultValues,
+    fields: MEMBER_FORM_FIELDS,
+    onSubmit,
+    onSaved: (_values, form) => {
+      form.reset(defaultValues);
+      form.setFocus('name');
+    },
   });
   const { errors } = formState;
-  const submit = handleSubmit(async (values) => {
-    setProblem(null);
-    try {
-      await onSubmit(values);
-      reset(defaultValues);
-      setFocus('name');
-    } catch (err) {
-      setProblem(showServerErrors(err, setError, MEMBER_FORM_FIELDS));
-    }
-  });
   return (
     <form onSubmit={submit} noValidate className="form form-inline">
       {problem ? <Alert tone="error" title="Not saved">{problem}</Alert> : null}

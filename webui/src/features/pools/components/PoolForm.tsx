@@ -1,8 +1,6 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { type ReactNode, useState } from 'react';
-import { useForm } from 'react-hook-form';
+import type { ReactNode } from 'react';
 import { Alert, Button, FormActions, SelectField, TextField } from '@/components';
-import { showServerErrors } from '@/lib/forms';
+import { useServerForm } from '@/lib/forms';
 import { NAME_HELP } from '@/lib/validation';
 import { ALGORITHMS, POOL_FORM_FIELDS, type PoolFormValues, poolFormSchema } from '../types';
 
@@ -14,21 +12,14 @@ type PoolFormProps = {
 };
 
 export function PoolForm({ defaultValues, submitLabel, onSubmit, extraActions }: PoolFormProps) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const { register, handleSubmit, setError, reset, formState } = useForm<PoolFormValues>({
-    resolver: zodResolver(poolFormSchema),
+  const { register, formState, problem, submit } = useServerForm<PoolFormValues>({
+    schema: poolFormSchema,
     defaultValues,
+    fields: POOL_FORM_FIELDS,
+    onSubmit,
+    onSaved: (values, form) => form.reset(values),
   });
   const { errors } = formState;
-  const submit = handleSubmit(async (values) => {
-    setProblem(null);
-    try {
-      await onSubmit(values);
-      reset(values);
-    } catch (err) {
-      setProblem(showServerErrors(err, setError, POOL_FORM_FIELDS));
-    }
-  });
   return (
     <form onSubmit={submit} noValidate className="form">
       {problem ? <Alert tone="error" title="Not saved">{problem}</Alert> : null}

@@ -1,8 +1,5 @@
-import { zodResolver } from '@hookform/resolvers/zod';
-import { useState } from 'react';
-import { useForm } from 'react-hook-form';
 import { Alert, Button, ButtonLink, CheckboxField, FormActions, SelectField, TextField } from '@/components';
-import { showServerErrors } from '@/lib/forms';
+import { useServerForm } from '@/lib/forms';
 import { NAME_HELP } from '@/lib/validation';
 import {
   type PoolChoice,
@@ -20,20 +17,13 @@ type ServiceFormProps = {
 };
 
 export function ServiceForm({ defaultValues, pools, submitLabel, onSubmit }: ServiceFormProps) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const { register, handleSubmit, setError, formState } = useForm<ServiceFormValues>({
-    resolver: zodResolver(serviceFormSchema),
+  const { register, formState, problem, submit } = useServerForm<ServiceFormValues>({
+    schema: serviceFormSchema,
     defaultValues,
+    fields: SERVICE_FORM_FIELDS,
+    onSubmit,
   });
   const { errors } = formState;
-  const submit = handleSubmit(async (values) => {
-    setProblem(null);
-    try {
-      await onSubmit(values);
-    } catch (err) {
-      setProblem(showServerErrors(err, setError, SERVICE_FORM_FIELDS));
-    }
-  });
 
   return (
     <form onSubmit={submit} noValidate className="form">
