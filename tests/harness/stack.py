@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +29,7 @@ from tests.harness import pg
 REPO = Path(__file__).resolve().parents[2]
 API_DIR = REPO / "api"
 AGENT_BIN = REPO / "agents" / "bin" / "fulcrum-agent"
+ARTIFACTS = REPO / "tests" / "artifacts" / "stack"
 PYTHON = sys.executable
 START_TIMEOUT_S = 60
 
@@ -64,17 +66,23 @@ class ApiClient(requests.Session):
 
 
 class Stack:
-    """API + agent + HAProxy for one lab. ``database`` defaults to one made for this stack."""
+    """API + agent + HAProxy for one lab.
 
-    def __init__(self, lab, database=None, port=None, node="lb1", workdir=None, keep_database=False):
+    Without ``database`` and ``workdir`` the stack makes its own and removes them on stop;
+    given ones (the demo's) are kept for the next run.
+    """
+
+    def __init__(self, lab, database=None, port=None, node="lb1", workdir=None):
         self.lab = lab
         self.database = database or f"fulcrum_{lab.prefix}"
-        self.keep_database = keep_database or database is not None
+        self._own_database = database is None
         self.port = port or free_port()
         self.node = node
+        self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"fulcrum-stack-{lab.prefix}-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.url = f"http://127.0.0.1:{self.port}"
+        self.env = None
         self.admin_password = None
         self.api = None
         self._procs = {}
@@ -126,8 +134,14 @@ class Stack:
                     proc.kill()
                     proc.wait()
         self._stop_haproxy()
-        if not self.keep_database and getattr(self, "env", None):
+        if self._own_database and self.env is not None:
             pg.drop_database(self.database)
+        if self._own_workdir:
+            kept = ARTIFACTS / self.lab.prefix  # the API and agent logs outlive the run
+            kept.mkdir(parents=True, exist_ok=True)
+            for log in self.workdir.glob("*.log"):
+                shutil.copy(log, kept / log.name)
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- pieces ------------------------------------------------------------------------
 
