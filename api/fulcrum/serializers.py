@@ -13,6 +13,15 @@ class StrictModelSerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
         return super().to_internal_value(data)
 
+    def merged(self, attrs, *fields):
+        """The values ``fields`` will have once saved: ``attrs`` over the stored row (an
+        update) or over the model's defaults (a create). Cross-field checks use these."""
+        if self.instance is None:
+            current = {f: self.Meta.model._meta.get_field(f).get_default() for f in fields}
+        else:
+            current = {f: getattr(self.instance, f) for f in fields}
+        return {**current, **{f: attrs[f] for f in fields if f in attrs}}
+
     def unique_error(self, model, field, message, **lookup):
         """Raise a field error when another row already has ``lookup``."""
         others = model.objects.filter(**lookup)

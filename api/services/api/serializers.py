@@ -13,16 +13,10 @@ class HealthCheckSerializer(StrictModelSerializer):
         fields = ["id", "pool", "type", "path", "expected_status", "host", "interval_ms", "timeout_ms", "rise", "fall"]
 
     def validate(self, attrs):
-        merged = {**self._current(), **attrs}
-        if merged["timeout_ms"] > merged["interval_ms"]:
+        values = self.merged(attrs, "timeout_ms", "interval_ms")
+        if values["timeout_ms"] > values["interval_ms"]:
             raise serializers.ValidationError({"timeout_ms": ["Must not exceed interval_ms."]})
         return attrs
-
-    def _current(self):
-        defaults = {f: HealthCheck._meta.get_field(f).default for f in ("timeout_ms", "interval_ms")}
-        if self.instance is None:
-            return defaults
-        return {f: getattr(self.instance, f) for f in defaults}
 
 
 class MemberSerializer(StrictModelSerializer):
@@ -32,10 +26,7 @@ class MemberSerializer(StrictModelSerializer):
         validators = []  # uniqueness is checked in validate() to answer with field errors
 
     def validate(self, attrs):
-        pool = attrs.get("pool", getattr(self.instance, "pool", None))
-        name = attrs.get("name", getattr(self.instance, "name", None))
-        address = attrs.get("address", getattr(self.instance, "address", None))
-        port = attrs.get("port", getattr(self.instance, "port", None))
+        pool, name, address, port = self.merged(attrs, "pool", "name", "address", "port").values()
         self.unique_error(Member, "name", f"Pool {pool} already has a member named {name}.", pool=pool, name=name)
         self.unique_error(
             Member,
@@ -64,14 +55,9 @@ class VirtualServiceSerializer(StrictModelSerializer):
         validators = []  # listener clashes are checked in validate() to answer with field errors
 
     def validate(self, attrs):
-        fields = ("vip", "port", "protocol", "default_pool")
-        if self.instance is None:  # a create: omitted fields take the model's defaults
-            current = {f: VirtualService._meta.get_field(f).get_default() for f in fields}
-        else:
-            current = {f: getattr(self.instance, f) for f in fields}
-        merged = {**current, **attrs}
-        self._refuse_listener_clash(merged["vip"], merged["port"])
-        self._refuse_mixed_pool(merged["default_pool"], merged["protocol"])
+        values = self.merged(attrs, "vip", "port", "protocol", "default_pool")
+        self._refuse_listener_clash(values["vip"], values["port"])
+        self._refuse_mixed_pool(values["default_pool"], values["protocol"])
         return attrs
 
     def _others(self):
