@@ -1,23 +1,37 @@
-"""The frozen, typed form of a revision's JSON snapshot.
+"""The frozen, typed form of a revision's JSON snapshot: the compiler's input contract.
 
-``snapshot_from_dict`` only checks shape (keys and types); ``verify`` checks meaning.
+``snapshot_from_dict`` only checks shape (keys and types) and fills defaults;
+``verify`` checks meaning. Every optional field has the default an operator gets when
+they leave it out, so old snapshots keep compiling as the model grows.
+
+Secrets are not part of a snapshot: a certificate appears by name and fingerprint, and
+its PEM (with the private key) is handed to the renderer separately.
 """
 
-from dataclasses import MISSING, dataclass
+import types
+import typing
+from dataclasses import MISSING, dataclass, fields, is_dataclass
 
 from compiler.errors import VerifyError
 
 
 @dataclass(frozen=True)
 class HealthCheck:
+    # tcp: connect; http / https: a request and its answer; agent: HAProxy agent-check
+    # protocol on agent_port; ping: ICMP echo through an external check.
     type: str
     interval_ms: int
     timeout_ms: int
     rise: int
     fall: int
+    method: str = "GET"
     path: str = "/"
     expected_status: int = 200
     host: str = ""
+    # Body match: "" = none; match "string" or "regex" against expect_body.
+    expect_body: str = ""
+    expect_body_match: str = "string"
+    agent_port: int = 0
 
 
 @dataclass(frozen=True)
@@ -26,7 +40,34 @@ class Member:
     address: str
     port: int
     weight: int
+    # enabled | drain (no new clients, persisted ones stay) | disabled (maintenance)
     state: str
+    backup: bool = False  # serves only when no active member is up (sorry server)
+    max_connections: int = 0  # 0 = unlimited; beyond it requests queue
+    max_queue: int = 0  # 0 = unlimited queue for this member
+    slowstart_ms: int = 0  # ramp weight up over this time after coming back
+
+
+@dataclass(frozen=True)
+class Persistence:
+    # none | cookie_insert | cookie_rewrite | cookie_prefix | app_cookie | source
+    # | ssl_session_id | header
+    type: str = "none"
+    cookie_name: str = "SERVERID"
+    indirect: bool = True
+    nocache: bool = True
+    httponly: bool = True
+    secure: bool = False
+    max_idle_s: int = 0  # 0 = no limit
+    max_life_s: int = 0
+    header_name: str = ""
+    timeout_s: int = 1800  # stick-table expiry for app_cookie, source, ssl_session_id, header
+    ipv4_mask: int = 32
+    ipv6_mask: int = 128
+    table_size: int = 100_000
+    # ssl_session_id only: balance by source hash so a TLS 1.3 client (no usable
+    # session ID) still lands on the same server.
+    fallback_source: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,6 +76,62 @@ class Pool:
     algorithm: str
     members: tuple[Member, ...]
     health_check: HealthCheck | None = None
+    persistence: Persistence = Persistence()
+    http_reuse: str = "safe"  # never | safe | aggressive | always
+    pool_max_conn: int = -1  # idle connections kept per member; -1 = unlimited
+    pool_purge_delay_ms: int = 5000
+    # Re-encryption to members.
+    tls: bool = False
+    tls_verify: bool = True
+    tls_ca: str = ""  # certificate name whose chain verifies the members
+    tls_sni: str = ""  # "" = none; a host name; or "@host" to forward the client's Host
+    proxy_protocol: str = "none"  # none | v1 | v2
+    connect_timeout_ms: int = 5000
+    server_timeout_ms: int = 30000
+    queue_timeout_ms: int = 30000
+    # Served (503) when no member can take the request; "" = HAProxy's own page.
+    maintenance_page: str = ""
+
+
+@dataclass(frozen=True)
+class Condition:
+    # path_prefix | path_suffix | path_extension | path_contains | path_regex
+    # | host_exact | host_suffix | host_wildcard | header_present | header_equals
+    # | header_regex | cookie_present | cookie_equals | query_present | query_equals
+    # | method | source_cidr
+    kind: str
+    values: tuple[str, ...] = ()  # any of them matches; empty for *_present
+    name: str = ""  # the header, cookie or query parameter name
+    negate: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    conditions: tuple[Condition, ...]
+    # use_pool | redirect | deny | set_request_header | remove_request_header
+    # | set_response_header | remove_response_header
+    action: str
+    pool: str = ""
+    redirect_code: int = 302
+    redirect_location: str = ""
+    deny_status: int = 403
+    header_name: str = ""
+    header_value: str = ""
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class ErrorPage:
+    status: int
+    body: str
+    content_type: str = "text/html"
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    requests: int
+    period_s: int = 10
 
 
 @dataclass(frozen=True)
@@ -42,9 +139,39 @@ class VirtualService:
     name: str
     vip: str
     port: int
-    protocol: str
+    protocol: str  # http | https (TLS offload, mode http) | tcp
     enabled: bool
     default_pool: str
+    rules: tuple[Rule, ...] = ()
+    # TLS (https): the first certificate is the default, SNI picks among all.
+    certificates: tuple[str, ...] = ()
+    tls_policy: str = "intermediate"  # modern | intermediate | legacy
+    client_auth: str = "none"  # none | optional | required
+    client_ca: str = ""  # certificate name holding the CA bundle
+    alpn_h2: bool = True
+    hsts_max_age_s: int = 0  # 0 = no Strict-Transport-Security header
+    redirect_https: bool = False  # http: answer every request with a redirect to https
+    # Protection and plumbing.
+    allow_cidrs: tuple[str, ...] = ()  # empty = everyone
+    deny_cidrs: tuple[str, ...] = ()
+    rate_limit: RateLimit | None = None  # per source address, answers 429
+    conn_limit: int = 0  # concurrent connections per source address; 0 = off
+    max_connections: int = 0  # whole listener; 0 = HAProxy's default
+    max_body_bytes: int = 0  # 0 = no limit; over it answers 413
+    compression: bool = False
+    compression_types: tuple[str, ...] = ("text/html", "text/plain", "text/css", "application/json")
+    forwarded: str = "x-forwarded-for"  # none | x-forwarded-for | forwarded | both
+    client_timeout_ms: int = 30000
+    http_request_timeout_ms: int = 10000  # whole request headers; slow-client guard
+    keep_alive_timeout_ms: int = 10000
+    error_pages: tuple[ErrorPage, ...] = ()
+
+
+@dataclass(frozen=True)
+class Certificate:
+    name: str
+    fingerprint: str  # SHA-256 of the DER certificate, lower-case hex
+    has_key: bool = True  # False: a CA bundle, usable only for verification
 
 
 @dataclass(frozen=True)
@@ -52,64 +179,69 @@ class Snapshot:
     revision: int
     virtual_services: tuple[VirtualService, ...]
     pools: tuple[Pool, ...]
+    certificates: tuple[Certificate, ...] = ()
 
     def pool(self, name):
         return next((p for p in self.pools if p.name == name), None)
 
+    def certificate(self, name):
+        return next((c for c in self.certificates if c.name == name), None)
 
-def _build(cls, data, path, **nested):
+
+def _convert(value, annotation, path):
+    """``value`` as ``annotation`` (a scalar, dataclass, tuple of them, or X | None)."""
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        if value is None:
+            return None
+        (inner,) = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _convert(value, inner, path)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise VerifyError([(path, f"expected a list, got {type(value).__name__}")])
+        inner = typing.get_args(annotation)[0]
+        return tuple(_convert(item, inner, f"{path}/{_label(item, i)}") for i, item in enumerate(value))
+    if is_dataclass(annotation):
+        return _build(annotation, value, path)
+    # bool is an int in Python; a snapshot must not confuse the two.
+    if not isinstance(value, annotation) or (annotation is int and isinstance(value, bool)):
+        raise VerifyError([(path, f"expected {annotation.__name__}, got {type(value).__name__}")])
+    return value
+
+
+def _build(cls, data, path):
     if not isinstance(data, dict):
         raise VerifyError([(path, f"expected an object, got {type(data).__name__}")])
-    fields = cls.__dataclass_fields__
-    unknown = sorted(set(data) - set(fields))
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
     if unknown:
         raise VerifyError([(path, f"unknown field(s): {', '.join(unknown)}")])
     values = {}
-    for name, field in fields.items():
-        if name in nested:
-            values[name] = nested[name]
-        elif name in data:
-            values[name] = _typed(data[name], field.type, f"{path}/{name}")
-        elif field.default is MISSING:
+    for name, field in known.items():
+        if name in data:
+            values[name] = _convert(data[name], field.type, f"{path}/{name}")
+        elif field.default is MISSING and field.default_factory is MISSING:
             raise VerifyError([(f"{path}/{name}", "missing")])
     return cls(**values)
 
 
-def _typed(value, annotation, path):
-    expected = {"str": str, "int": int, "bool": bool}.get(getattr(annotation, "__name__", annotation))
-    # bool is an int in Python; a snapshot must not confuse the two.
-    if expected and (not isinstance(value, expected) or (expected is int and isinstance(value, bool))):
-        raise VerifyError([(path, f"expected {expected.__name__}, got {type(value).__name__}")])
-    return value
+def _label(item, index):
+    return item.get("name", index) if isinstance(item, dict) else index
 
 
-def _list(data, key, path):
-    items = data.get(key, [])
-    if not isinstance(items, list):
-        raise VerifyError([(f"{path}{key}", "expected a list")])
-    return items
-
-
-def _pool(data, path):
-    members = tuple(
-        _build(Member, m, f"{path}/members/{_label(m, i)}") for i, m in enumerate(_list(data, "members", f"{path}/"))
-    )
-    check = data.get("health_check")
-    check = None if check is None else _build(HealthCheck, check, f"{path}/health_check")
-    return _build(Pool, data, path, members=members, health_check=check)
+_SECTIONS = {"virtual_services": "virtual-services", "pools": "pools", "certificates": "certificates"}
 
 
 def snapshot_from_dict(data):
     """Turn a snapshot's JSON (as stored in a Revision) into frozen dataclasses."""
     if not isinstance(data, dict):
         raise VerifyError([("", "a snapshot is a JSON object")])
-    pools = tuple(_pool(p, f"pools/{_label(p, i)}") for i, p in enumerate(_list(data, "pools", "")))
-    services = tuple(
-        _build(VirtualService, s, f"virtual-services/{_label(s, i)}")
-        for i, s in enumerate(_list(data, "virtual_services", ""))
-    )
-    return _build(Snapshot, data, "", virtual_services=services, pools=pools)
-
-
-def _label(item, index):
-    return item.get("name", index) if isinstance(item, dict) else index
+    # Paths read like the API: virtual-services/web/rules/0/... rather than /virtual_services/...
+    data = dict(data)
+    built = {}
+    for key, label in _SECTIONS.items():
+        items = data.pop(key, [])
+        annotation = Snapshot.__dataclass_fields__[key].type
+        built[key] = _convert(items, annotation, label) if items != [] else ()
+    snap = _build(Snapshot, {**data, **{k: [] for k in _SECTIONS}}, "")
+    return Snapshot(revision=snap.revision, **built)
