@@ -1,16 +1,44 @@
-"""Render a verified snapshot into daemon configuration files. Pure: no I/O, no clock."""
+"""Render a verified snapshot into daemon configuration files. Pure: no I/O, no clock.
 
+HAProxy's files: ``haproxy.cfg`` and, beside it in ``haproxy.d/``, the maps, certificates,
+pages and scripts it names as ``"${FULCRUM_CONF_DIR}/haproxy.d/<leaf>"``, plus
+``haproxy.d/servers.json``: every server's weight and admin state and a hash of the rest
+of the configuration, so the node agent can apply a weight or state change through
+HAProxy's runtime API instead of reloading.
+"""
+
+import hashlib
 import ipaddress
+import json
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import jinja2
 
-from compiler.tokens import ALGORITHMS_WITH_WEIGHTS, HAPROXY_BALANCE, HAPROXY_MODE
-from compiler.verify import verify
+from compiler import rules as limits
+from compiler.errors import VerifyError
+from compiler.switching import ROUTED_ACL, compile_rules, conf_file, log_format, quote
+from compiler.tokens import (
+    ALGORITHMS_WITH_WEIGHTS,
+    HAPROXY_BALANCE,
+    HAPROXY_MODE,
+    TLS_POLICIES,
+)
+from compiler.verify import pool_modes, verify
 
 # The last line of defence: a word that reaches a config file must be inert to the parser.
 _INERT_WORD = re.compile(r"\A[A-Za-z0-9_.:/%?&=+,;~!*()@\[\]-]+\Z")
+
+SERVERS_JSON = "haproxy.d/servers.json"
+
+
+@dataclass(frozen=True)
+class CertificateFiles:
+    """The PEM texts behind a snapshot's certificate: ``crt`` (chain and key) and ``ca``."""
+
+    crt: str
+    ca: str
 
 
 def haproxy_word(value):
@@ -40,40 +68,198 @@ def _environment():
     )
     env.filters["word"] = haproxy_word
     env.filters["address"] = haproxy_address
+    env.filters["quote"] = quote
+    env.filters["log_format"] = log_format
+    env.filters["conf_file"] = conf_file
     return env
 
 
-def _backend(pool, snap):
-    protocols = {s.protocol for s in snap.virtual_services if s.default_pool == pool.name}
-    weighted = pool.algorithm in ALGORITHMS_WITH_WEIGHTS
+class _Files:
+    """haproxy.d/ leaves in the making; each leaf is written once."""
+
+    def __init__(self):
+        self.files = {}
+
+    def add(self, leaf, content):
+        self.files[f"haproxy.d/{leaf}"] = content.encode() if isinstance(content, str) else content
+        return conf_file(leaf)
+
+
+def _chunks(values, size=32):
+    return [values[i : i + size] for i in range(0, len(values), size)]
+
+
+def _seconds(ms):
+    return max(1, -(-ms // 1000))
+
+
+def _check(pool, files):
+    check = pool.health_check
+    if check is None:
+        return None
+    context = {"check": check, "ping_script": None, "expect": None}
+    if check.type == "ping":
+        wait = _seconds(check.timeout_ms)
+        context["ping_script"] = files.add(f"check-ping-{wait}s.sh", _ping_script(wait))
+    if check.type in ("http", "https") and check.expect_body:
+        word = "rstring" if check.expect_body_match == "regex" else "string"
+        context["expect"] = f"{word} {quote(check.expect_body)}"
+    return context
+
+
+def _ping_script(wait_s):
+    # HAProxy's external check passes: proxy address, proxy port, server address, server port.
+    return (
+        "#!/bin/sh\n"
+        "# Fulcrum ping check: one ICMP echo to the server address.\n"
+        f'exec ping -n -q -c 1 -W {wait_s} "$3" >/dev/null 2>&1\n'
+    )
+
+
+def _persistence(pool):
+    p = pool.persistence
+    if p.type == "none":
+        return None
+    options = []
+    if p.type == "cookie_insert":
+        options = [o for o in ("indirect", "nocache", "httponly", "secure") if getattr(p, o)]
+        options += [f"maxidle {p.max_idle_s}s"] if p.max_idle_s else []
+        options += [f"maxlife {p.max_life_s}s"] if p.max_life_s else []
+    masked = p.ipv4_mask != 32 or p.ipv6_mask != 128
     return {
-        "name": pool.name,
-        "mode": HAPROXY_MODE[protocols.pop() if protocols else "http"],
-        "balance": HAPROXY_BALANCE[pool.algorithm],
-        "consistent_hash": pool.algorithm == "source-hash",
-        "check": pool.health_check,
-        "servers": [
-            {
-                "name": m.name,
-                "address": m.address,
-                "port": m.port,
-                # HAProxy's drain is weight 0: no new balanced traffic, persistence still honoured.
-                "weight": 0 if m.state == "drain" else (m.weight if weighted else 1),
-                "disabled": m.state == "disabled",
-            }
-            for m in pool.members
-        ],
+        "type": p.type,
+        "cookie": p.type.startswith("cookie_"),
+        "cookie_mode": p.type.removeprefix("cookie_"),
+        "p": p,
+        "options": " ".join(options),
+        "source_key": f"src,ipmask({p.ipv4_mask},{p.ipv6_mask})" if masked else "src",
     }
 
 
-def render_haproxy(snap, node):
-    """Return ``{"haproxy.cfg": bytes}`` for ``node`` (a node name) from a snapshot."""
+def _server(member, pool, weighted):
+    # HAProxy's drain is weight 0: no new balanced traffic, persistence still honoured.
+    weight = 0 if member.state == "drain" else (member.weight if weighted else 1)
+    return {
+        "name": member.name,
+        "address": member.address,
+        "port": member.port,
+        "weight": weight,
+        "disabled": member.state == "disabled",
+        "member": member,
+    }
+
+
+def _backend(pool, mode, files, pems):
+    weighted = pool.algorithm in ALGORITHMS_WITH_WEIGHTS
+    balance = HAPROXY_BALANCE[pool.algorithm]
+    if pool.persistence.type == "ssl_session_id" and pool.persistence.fallback_source:
+        balance = "source"
+    backend = {
+        "name": pool.name,
+        "pool": pool,
+        "mode": mode,
+        "balance": balance,
+        "consistent_hash": balance == "source",
+        "check": _check(pool, files),
+        "persistence": _persistence(pool),
+        "tls_ca": None,
+        "maintenance_page": None,
+        "servers": [_server(m, pool, weighted) for m in pool.members],
+    }
+    if pool.tls and pool.tls_verify:
+        backend["tls_ca"] = files.add(f"ca-{pool.tls_ca}.pem", pems[pool.tls_ca].ca)
+    if pool.maintenance_page and mode == "http":
+        backend["maintenance_page"] = files.add(f"pool-{pool.name}.maintenance.html", pool.maintenance_page)
+    return backend
+
+
+def _frontend(service, files, pems):
+    switching = compile_rules(service)
+    for leaf, content in switching.maps.items():
+        files.add(leaf, content)
+    vip = ipaddress.ip_address(service.vip)
+    front = {
+        "service": service,
+        "mode": HAPROXY_MODE[service.protocol],
+        "http": service.protocol in limits.HTTP_PROTOCOLS,
+        "switching": switching,
+        "routed_acl": ROUTED_ACL,
+        "allow": _chunks(list(service.allow_cidrs)),
+        "deny": _chunks(list(service.deny_cidrs)),
+        "scheme": "https" if service.protocol == "https" else "http",
+        "forwarded_for": '"[%[src]]"' if vip.version == 6 else '"%[src]"',
+        "crts": [],
+        "ca_file": None,
+        "tls": TLS_POLICIES[service.tls_policy],
+        "error_pages": [
+            (page, files.add(f"vs-{service.name}.error-{page.status}.http", page.body)) for page in service.error_pages
+        ],
+        "track": service.rate_limit is not None or service.conn_limit > 0,
+    }
+    if service.protocol == "https":
+        front["crts"] = [files.add(f"cert-{name}.pem", pems[name].crt) for name in service.certificates]
+        if service.client_ca:
+            front["ca_file"] = files.add(f"ca-{service.client_ca}.pem", pems[service.client_ca].ca)
+    return front
+
+
+def _missing_pems(snap, pems):
+    used = set()
+    for service in snap.virtual_services:
+        if service.protocol == "https":
+            used.update(service.certificates)
+            used.update([service.client_ca] if service.client_ca else [])
+    for pool in snap.pools:
+        if pool.tls and pool.tls_verify and pool.tls_ca:
+            used.add(pool.tls_ca)
+    return [(f"certificates/{name}", "PEM not available to the compiler") for name in sorted(used - set(pems))]
+
+
+def _render(context):
+    return _environment().get_template("haproxy/haproxy.cfg.j2").render(context)
+
+
+def _servers_json(backends, context):
+    """Runtime state, and the hash of the configuration with that state masked out."""
+    masked = [{**b, "servers": [{**s, "weight": 0, "disabled": False} for s in b["servers"]]} for b in backends]
+    structure = hashlib.sha256(_render({**context, "backends": masked}).encode()).hexdigest()
+    servers = [
+        {
+            "backend": f"pool-{b['name']}",
+            "server": s["name"],
+            "weight": s["weight"],
+            "admin": "maint" if s["disabled"] else "ready",
+        }
+        for b in backends
+        for s in b["servers"]
+    ]
+    return json.dumps({"structure": structure, "servers": servers}, indent=1, sort_keys=True) + "\n"
+
+
+def render_haproxy(snap, node, pems=None):
+    """Return ``{path: bytes}`` for ``node`` (a node name) from a snapshot.
+
+    ``pems`` maps certificate names to ``CertificateFiles``; every certificate the
+    snapshot uses for TLS must be there. Keys live only in the returned files.
+    """
     verify(snap)
+    pems = pems or {}
+    missing = _missing_pems(snap, pems)
+    if missing:
+        raise VerifyError(missing)
+    files = _Files()
+    modes = pool_modes(snap)
+    services = sorted(snap.virtual_services, key=lambda s: s.name)
+    frontends = [_frontend(s, files, pems) for s in services]
+    backends = [
+        _backend(p, min(modes.get(p.name) or {"http"}), files, pems) for p in sorted(snap.pools, key=lambda p: p.name)
+    ]
     context = {
         "revision": snap.revision,
         "node": node,
-        "services": sorted(snap.virtual_services, key=lambda s: s.name),
-        "backends": [_backend(p, snap) for p in sorted(snap.pools, key=lambda p: p.name)],
+        "frontends": frontends,
+        "backends": backends,
+        "external_check": any(b["check"] and b["check"]["ping_script"] for b in backends),
     }
-    text = _environment().get_template("haproxy/haproxy.cfg.j2").render(context)
-    return {"haproxy.cfg": text.encode()}
+    files.add("servers.json", _servers_json(backends, context))
+    return {"haproxy.cfg": _render(context).encode(), **dict(sorted(files.files.items()))}

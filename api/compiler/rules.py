@@ -26,7 +26,123 @@ HTTP_STATUS_MIN, HTTP_STATUS_MAX = 100, 599
 CHECK_RISE_FALL_MAX = 100
 CHECK_INTERVAL_MS_MIN, CHECK_INTERVAL_MS_MAX = 100, 3_600_000
 
-PROTOCOLS = ("http", "tcp")
 ALGORITHMS = ("round-robin", "weighted-round-robin", "least-connections", "source-hash")
 MEMBER_STATES = ("enabled", "drain", "disabled")
-CHECK_TYPES = ("tcp", "http")
+CHECK_TYPES = ("tcp", "http", "https", "agent", "ping")
+CHECK_BODY_MATCH = ("string", "regex")
+
+# --- Layer 7 -----------------------------------------------------------------------------
+
+PROTOCOLS = ("http", "https", "tcp")
+HTTP_PROTOCOLS = ("http", "https")
+
+HTTP_REUSE = ("never", "safe", "aggressive", "always")
+PROXY_PROTOCOLS = ("none", "v1", "v2")
+TLS_POLICIES = ("modern", "intermediate", "legacy")
+CLIENT_AUTH = ("none", "optional", "required")
+FORWARDED = ("none", "x-forwarded-for", "forwarded", "both")
+PERSISTENCE_TYPES = (
+    "none",
+    "cookie_insert",
+    "cookie_rewrite",
+    "cookie_prefix",
+    "app_cookie",
+    "source",
+    "ssl_session_id",
+    "header",
+)
+# Which persistence works on which listener: SSL session IDs are read from the TLS
+# handshake in TCP mode, everything else needs HTTP.
+PERSISTENCE_TCP = ("none", "source", "ssl_session_id")
+PERSISTENCE_HTTP = tuple(t for t in PERSISTENCE_TYPES if t != "ssl_session_id")
+
+CONDITION_KINDS = (
+    "path_prefix",
+    "path_suffix",
+    "path_extension",
+    "path_contains",
+    "path_regex",
+    "host_exact",
+    "host_suffix",
+    "host_wildcard",
+    "header_present",
+    "header_equals",
+    "header_regex",
+    "cookie_present",
+    "cookie_equals",
+    "query_present",
+    "query_equals",
+    "method",
+    "source_cidr",
+)
+# Kinds that name a header, cookie or query parameter, and kinds that take no values.
+NAMED_CONDITIONS = frozenset(k for k in CONDITION_KINDS if k.split("_")[0] in ("header", "cookie", "query"))
+PRESENCE_CONDITIONS = frozenset(k for k in CONDITION_KINDS if k.endswith("_present"))
+REGEX_CONDITIONS = frozenset(k for k in CONDITION_KINDS if k.endswith("_regex"))
+
+RULE_ACTIONS = (
+    "use_pool",
+    "redirect",
+    "deny",
+    "set_request_header",
+    "remove_request_header",
+    "set_response_header",
+    "remove_response_header",
+)
+# A matching terminal rule ends evaluation; header rules apply and evaluation goes on.
+TERMINAL_ACTIONS = frozenset({"use_pool", "redirect", "deny"})
+HEADER_ACTIONS = frozenset(a for a in RULE_ACTIONS if a.endswith("_header"))
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+# Status codes HAProxy can answer with a custom page (http-error / errorfile).
+ERROR_PAGE_STATUSES = (400, 401, 403, 404, 405, 407, 408, 410, 413, 425, 429, 500, 501, 502, 503, 504)
+DENY_STATUSES = ERROR_PAGE_STATUSES
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE")
+CHECK_METHODS = ("GET", "HEAD", "OPTIONS", "POST")
+
+RULES_PER_SERVICE_MAX = 20_000
+CONDITIONS_PER_RULE_MAX = 16
+VALUES_PER_CONDITION_MAX = 1_000
+VALUE_MAX = 1024
+REGEX_MAX = 512
+HEADER_VALUE_MAX = 1024
+CIDRS_MAX = 10_000
+ERROR_PAGE_MAX = 65_536
+MAINTENANCE_PAGE_MAX = 65_536
+
+# Header, cookie and query-parameter names: an RFC 9110 token without the characters
+# HAProxy's parser cares about.
+FIELD_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+FIELD_NAME_HELP = "1-64 characters: letters, digits, '_', '.', '-'."
+
+# A value matched against request data, or written into a header. Rendered inside
+# HAProxy's strong (single) quotes, where nothing is interpreted, so only the single
+# quote itself and control characters are refused.
+TEXT_RE = re.compile(r"\A[\x20-\x26\x28-\x7e]{1,1024}\Z")
+TEXT_HELP = "Printable ASCII, no single quote (') and no control characters such as newline."
+
+PATH_PATTERN_RE = re.compile(r"\A/[A-Za-z0-9._~!&()*+,;=:@%/-]{0,1023}\Z")
+PATH_PATTERN_HELP = "A path starting with '/' (no spaces, quotes, '#', '?', '$' or backslashes)."
+PATH_FRAGMENT_RE = re.compile(r"\A[A-Za-z0-9._~!&()*+,;=:@%/-]{1,1024}\Z")
+EXTENSION_RE = re.compile(r"\A[A-Za-z0-9_-]{1,16}\Z")
+EXTENSION_HELP = "A file extension without the dot, such as jpg (letters, digits, '_', '-')."
+HOST_SUFFIX_RE = re.compile(r"\A\.?[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\Z")
+# *.example.com, www.*.example.com: '*' stands for exactly one label.
+HOST_WILDCARD_RE = re.compile(
+    r"\A(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.(\*|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?))+\Z"
+)
+MIME_TYPE_RE = re.compile(r"\A[a-z0-9][a-z0-9.+-]*/[a-z0-9*][a-z0-9.+*-]*\Z")
+# A redirect target: an absolute URL or a path; rendered quoted, so no quote or space.
+REDIRECT_RE = re.compile(
+    r"\A(https?://[A-Za-z0-9.:\[\]-]+)?/[A-Za-z0-9._~!&()*+,;=:@%/?-]{0,1023}\Z|\Ahttps?://[A-Za-z0-9.:\[\]-]+\Z"
+)
+REDIRECT_HELP = "An absolute URL (https://example.com/path) or a path (/new)."
+SNI_RE = re.compile(r"\A(@host|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)\Z")
+
+TIMEOUT_MS_MIN, TIMEOUT_MS_MAX = 100, 86_400_000
+PERSISTENCE_TIMEOUT_S_MAX = 30 * 86_400
+TABLE_SIZE_MAX = 10_000_000
+HSTS_MAX_AGE_MAX = 2 * 365 * 86_400
+MAXCONN_MAX = 1_000_000
+RATE_MAX = 1_000_000
+RATE_PERIOD_S_MAX = 3600
+BODY_MAX = 2**40

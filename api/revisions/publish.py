@@ -72,7 +72,7 @@ def compile_for_node(snapshot, node_name):
         files = render_haproxy(snapshot_from_dict(snapshot), node_name)
     except VerifyError as err:
         raise PublishError(err.problems) from err
-    result = check_haproxy(files["haproxy.cfg"])
+    result = check_haproxy(files)
     if not result.ok:
         raise PublishError([(f"nodes/{node_name}/haproxy.cfg", f"haproxy rejected the configuration: {result.output}")])
     return {name: content.decode() for name, content in files.items()}

@@ -9,30 +9,55 @@ from pathlib import Path
 import pytest
 
 from compiler import render_haproxy, snapshot_from_dict
+from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "input.json").exists())
+TLS = Path(__file__).parent / "tls"
+
+
+def golden_pems():
+    """The test certificates by name, as the API hands them to the renderer."""
+    names = {p.name.split(".")[0] for p in TLS.glob("*.pem")}
+    crt = {n: (TLS / f"{n}.crt.pem") for n in names}
+    return {
+        n: CertificateFiles(crt=crt[n].read_text() if crt[n].exists() else "", ca=(TLS / f"{n}.ca.pem").read_text())
+        for n in names
+    }
 
 
 def _render(case):
     snap = snapshot_from_dict(json.loads((GOLDEN / case / "input.json").read_text()))
-    return render_haproxy(snap, "lb1")
+    return render_haproxy(snap, "lb1", golden_pems())
+
+
+def _golden_files(case):
+    root = GOLDEN / case
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "input.json"
+    }
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_render_matches_golden(case, request):
     rendered = _render(case)
+    if request.config.getoption("--regen-golden"):
+        for name in _golden_files(case):
+            (GOLDEN / case / name).unlink()
+        for name, content in rendered.items():
+            (GOLDEN / case / name).parent.mkdir(exist_ok=True)
+            (GOLDEN / case / name).write_bytes(content)
+    assert sorted(rendered) == sorted(_golden_files(case)), f"{case}: the set of files differs"
     for name, content in rendered.items():
-        expected = GOLDEN / case / name
-        if request.config.getoption("--regen-golden"):
-            expected.write_bytes(content)
-        assert content == expected.read_bytes(), f"{case}/{name} differs; rerun with --regen-golden and review"
+        assert content == (GOLDEN / case / name).read_bytes(), f"{case}/{name} differs; rerun with --regen-golden"
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden_passes_haproxy_check(case):
-    result = check_haproxy((GOLDEN / case / "haproxy.cfg").read_bytes())
+    result = check_haproxy(_golden_files(case))
     assert result.ok, result.output
 
 

@@ -37,7 +37,8 @@ class PublishTest(APITestCase):
         revision = Revision.objects.get(number=1)
         self.assertEqual([m["name"] for m in revision.snapshot["pools"][0]["members"]], ["s1", "s2", "s3"])
         config = NodeRevision.objects.get(revision=revision, node=self.node).files["haproxy.cfg"]
-        self.assertTrue(check_haproxy(config.encode()).ok)
+        files = NodeRevision.objects.get(revision=revision, node=self.node).files
+        self.assertTrue(check_haproxy(files).ok)
         self.assertIn("server s2 10.77.2.12:80", config)
 
     def test_revision_is_immutable_snapshot(self):
