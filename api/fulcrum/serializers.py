@@ -1,10 +1,11 @@
 """Serializer bases shared by every app."""
 
+from django.db import transaction
 from rest_framework import serializers
 
 
-class StrictModelSerializer(serializers.ModelSerializer):
-    """A ModelSerializer that refuses unknown fields instead of silently ignoring them."""
+class _Strict:
+    """Refuse unknown fields instead of silently ignoring them."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -12,6 +13,44 @@ class StrictModelSerializer(serializers.ModelSerializer):
             if unknown:
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
         return super().to_internal_value(data)
+
+
+class StrictSerializer(_Strict, serializers.Serializer):
+    """A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields."""
+
+
+class StrictModelSerializer(_Strict, serializers.ModelSerializer):
+    """A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+
+    A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+    nested-write guard is for related objects, not for a column's shape.
+    """
+
+    def _json_values(self, validated_data):
+        nested = [
+            name
+            for name, field in self.fields.items()
+            if isinstance(field, serializers.BaseSerializer) and not field.read_only and name in validated_data
+        ]
+        return {name: _plain(validated_data.pop(name)) for name in nested}
+
+    @transaction.atomic
+    def create(self, validated_data):
+        values = self._json_values(validated_data)
+        if not values:
+            return super().create(validated_data)
+        model = self.Meta.model
+        many = {f.name for f in model._meta.many_to_many}
+        related = {name: validated_data.pop(name) for name in list(validated_data) if name in many}
+        instance = model._default_manager.create(**validated_data, **values)
+        for name, value in related.items():
+            getattr(instance, name).set(value)
+        return instance
+
+    def update(self, instance, validated_data):
+        for name, value in self._json_values(validated_data).items():
+            setattr(instance, name, value)
+        return super().update(instance, validated_data)
 
     def merged(self, attrs, *fields):
         """The values ``fields`` will have once saved: ``attrs`` over the stored row (an
@@ -29,3 +68,12 @@ class StrictModelSerializer(serializers.ModelSerializer):
             others = others.exclude(pk=self.instance.pk)
         if others.exists():
             raise serializers.ValidationError({field: [message]})
+
+
+def _plain(value):
+    """OrderedDicts and ReturnLists as plain JSON values."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

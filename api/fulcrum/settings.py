@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "services",
     "cluster",
     "revisions",
+    "certificates",
 ]
 
 MIDDLEWARE = [
