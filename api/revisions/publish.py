@@ -4,14 +4,21 @@ A revision is stored only when every node's files compile and pass the daemon's 
 so a configuration HAProxy would reject never reaches an agent.
 """
 
+import copy
+from contextlib import contextmanager
+
 from django.db import connection, transaction
 from django.db.models import Max
 
+from certificates.models import Certificate
+from certificates.pem import ca_pem, haproxy_pem
 from cluster.models import Node
 from compiler import VerifyError, render_haproxy, snapshot_from_dict
+from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy
 from revisions.models import NodeRevision, Revision
-from services.models import Pool, VirtualService
+from services.models import Member
+from services.snapshot import freeze
 
 # Any node name works for the check when no node is registered yet.
 _CHECK_NODE = "check"
@@ -26,50 +33,20 @@ class PublishError(Exception):
         super().__init__("; ".join(f"{p}: {m}" for p, m in problems))
 
 
-def freeze(number):
-    """The snapshot dict (compiler input) of the current objects."""
-    pools = Pool.objects.prefetch_related("members").select_related("health_check").order_by("name")
-    services = VirtualService.objects.select_related("default_pool").order_by("name")
+def _pems(snapshot):
+    """The stored PEMs of the certificates ``snapshot`` names, matched by fingerprint so an
+    old revision never compiles with different bytes than it was built from."""
+    wanted = {c["fingerprint"]: c["name"] for c in snapshot.get("certificates", [])}
     return {
-        "revision": number,
-        "virtual_services": [_service(s) for s in services],
-        "pools": [_pool(p) for p in pools],
+        wanted[c.fingerprint]: CertificateFiles(crt=haproxy_pem(c) if c.has_key else "", ca=ca_pem(c))
+        for c in Certificate.objects.filter(fingerprint__in=wanted)
     }
-
-
-def _service(s):
-    return {
-        "name": s.name,
-        "vip": s.vip,
-        "port": s.port,
-        "protocol": s.protocol,
-        "enabled": s.enabled,
-        "default_pool": s.default_pool.name,
-    }
-
-
-def _pool(p):
-    data = {
-        "name": p.name,
-        "algorithm": p.algorithm,
-        "members": [
-            {"name": m.name, "address": m.address, "port": m.port, "weight": m.weight, "state": m.state}
-            for m in sorted(p.members.all(), key=lambda m: m.name)
-        ],
-    }
-    check = getattr(p, "health_check", None)
-    if check is not None:
-        data["health_check"] = {
-            f: getattr(check, f)
-            for f in ("type", "path", "expected_status", "host", "interval_ms", "timeout_ms", "rise", "fall")
-        }
-    return data
 
 
 def compile_for_node(snapshot, node_name):
     """Render ``snapshot`` for one node and check every file with its daemon."""
     try:
-        files = render_haproxy(snapshot_from_dict(snapshot), node_name)
+        files = render_haproxy(snapshot_from_dict(snapshot), node_name, _pems(snapshot))
     except VerifyError as err:
         raise PublishError(err.problems) from err
     result = check_haproxy(files)
@@ -78,20 +55,65 @@ def compile_for_node(snapshot, node_name):
     return {name: content.decode() for name, content in files.items()}
 
 
-def publish(author, message):
-    """Create, check and publish the next revision; raise PublishError and store nothing on failure."""
+@contextmanager
+def _publishing():
+    """One publisher at a time, with one consistent view of all objects."""
     outermost = not connection.in_atomic_block
     with transaction.atomic():
         with connection.cursor() as cursor:
-            if outermost:  # one consistent view of all objects while freezing them
+            if outermost:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_PUBLISH_LOCK])
-        return _publish_locked(author, message)
+        yield
 
 
-def _publish_locked(author, message):
-    number = (Revision.objects.aggregate(last=Max("number"))["last"] or 0) + 1
-    snapshot = freeze(number)
+def publish(author, message):
+    """Create, check and publish the next revision; raise PublishError and store nothing on failure."""
+    with _publishing():
+        number = _last_number() + 1
+        return _store(freeze(number), author, message)
+
+
+# Member fields an operator changes at runtime, without a reload.
+RUNTIME_FIELDS = ("weight", "state")
+
+
+def publish_member_runtime(member, changes, author):
+    """Change a live member's weight or state now, as the next revision.
+
+    The revision is the last published snapshot with only this member changed (other
+    pending edits stay pending), so node agents see a change HAProxy's runtime API can
+    make without a reload. The member's stored row changes in the same transaction.
+    """
+    unknown = sorted(set(changes) - set(RUNTIME_FIELDS))
+    if unknown:
+        raise PublishError([(f, "cannot change at runtime") for f in unknown])
+    with _publishing():
+        last = Revision.objects.order_by("-number").first()
+        path = f"pools/{member.pool.name}/members/{member.name}"
+        live = _find(last.snapshot if last else {}, member.pool.name, member.name)
+        if live is None:
+            raise PublishError([(path, "not in the live configuration yet; apply the pending changes first")])
+        snapshot = copy.deepcopy(last.snapshot)
+        snapshot["revision"] = last.number + 1
+        _find(snapshot, member.pool.name, member.name).update(changes)
+        words = ", ".join(f"{k} {v}" for k, v in changes.items())
+        revision = _store(snapshot, author, f"runtime: {member.pool.name}/{member.name} {words}")
+        Member.objects.filter(pk=member.pk).update(**changes)
+        return revision
+
+
+def _find(snapshot, pool_name, member_name):
+    pool = next((p for p in snapshot.get("pools", []) if p["name"] == pool_name), None)
+    return next((m for m in pool["members"] if m["name"] == member_name), None) if pool else None
+
+
+def _last_number():
+    return Revision.objects.aggregate(last=Max("number"))["last"] or 0
+
+
+def _store(snapshot, author, message):
+    number = snapshot["revision"]
     nodes = list(Node.objects.all())
     bundles = {node.pk: compile_for_node(snapshot, node.name) for node in nodes}
     if not nodes:

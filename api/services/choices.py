@@ -5,6 +5,7 @@ from django.db import models
 
 class Protocol(models.TextChoices):
     HTTP = "http", "HTTP (layer 7)"
+    HTTPS = "https", "HTTPS (TLS offload, layer 7)"
     TCP = "tcp", "TCP (layer 4 proxy)"
 
 
@@ -23,4 +24,13 @@ class MemberState(models.TextChoices):
 
 class CheckType(models.TextChoices):
     TCP = "tcp", "TCP connect"
-    HTTP = "http", "HTTP GET"
+    HTTP = "http", "HTTP request"
+    HTTPS = "https", "HTTPS request"
+    AGENT = "agent", "Agent check (load agent on the member)"
+    PING = "ping", "Ping (ICMP echo)"
+
+
+def choices(words, labels=None):
+    """Django choices from one of compiler.rules' word tuples."""
+    labels = labels or {}
+    return [(w, labels.get(w, str(w).replace("_", " ").capitalize())) for w in words]

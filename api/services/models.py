@@ -1,9 +1,19 @@
 """What the operator wants balanced: virtual services, pools, members and health checks."""
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from compiler import rules
 from services import validators as v
-from services.choices import Algorithm, CheckType, MemberState, Protocol
+from services.choices import Algorithm, CheckType, MemberState, Protocol, choices
+
+
+def _persistence_default():
+    return {"type": "none"}
+
+
+def _compression_types_default():
+    return ["text/html", "text/plain", "text/css", "application/json"]
 
 
 class Pool(models.Model):
@@ -12,6 +22,51 @@ class Pool(models.Model):
     name = models.CharField(max_length=63, unique=True, validators=[v.validate_name])
     algorithm = models.CharField(max_length=32, choices=Algorithm.choices, default=Algorithm.ROUND_ROBIN)
     description = models.CharField(max_length=200, blank=True)
+    persistence = models.JSONField(
+        default=_persistence_default,
+        help_text="How a client keeps its server: {type, cookie_name, ...}; see the Persistence schema.",
+    )
+    http_reuse = models.CharField(
+        max_length=16,
+        choices=choices(rules.HTTP_REUSE),
+        default="safe",
+        help_text="Which requests may reuse an idle server connection opened for another client.",
+    )
+    pool_max_conn = models.IntegerField(
+        default=-1,
+        validators=[MinValueValidator(-1), MaxValueValidator(rules.MAXCONN_MAX)],
+        help_text="Idle server connections kept per member for reuse; -1 = no limit, 0 = none.",
+    )
+    pool_purge_delay_ms = models.PositiveIntegerField(
+        default=5000,
+        validators=[MaxValueValidator(rules.TIMEOUT_MS_MAX)],
+        help_text="How often idle server connections beyond need are closed.",
+    )
+    tls = models.BooleanField(default=False, help_text="Re-encrypt: connect to members over TLS.")
+    tls_verify = models.BooleanField(default=True, help_text="Verify members' certificates against tls_ca.")
+    tls_ca = models.ForeignKey(
+        "certificates.Certificate",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="pools_verified",
+        help_text="CA bundle that verifies members' certificates.",
+    )
+    tls_sni = models.CharField(
+        max_length=253,
+        blank=True,
+        validators=[v.validate_sni],
+        help_text="SNI sent to members: empty for none, a host name, or @host for the client's Host.",
+    )
+    proxy_protocol = models.CharField(max_length=4, choices=choices(rules.PROXY_PROTOCOLS), default="none")
+    connect_timeout_ms = models.PositiveIntegerField(default=5000, validators=v.timeout_validators)
+    server_timeout_ms = models.PositiveIntegerField(default=30000, validators=v.timeout_validators)
+    queue_timeout_ms = models.PositiveIntegerField(default=30000, validators=v.timeout_validators)
+    maintenance_page = models.TextField(
+        blank=True,
+        max_length=rules.MAINTENANCE_PAGE_MAX,
+        help_text="HTML answered (503) when no member can take a request; empty for HAProxy's page.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -31,6 +86,20 @@ class Member(models.Model):
     port = models.PositiveIntegerField(validators=v.port_validators)
     weight = models.PositiveSmallIntegerField(default=1, validators=v.weight_validators)
     state = models.CharField(max_length=16, choices=MemberState.choices, default=MemberState.ENABLED)
+    backup = models.BooleanField(default=False, help_text="Serves only when no active member is up (sorry server).")
+    max_connections = models.PositiveIntegerField(
+        default=0,
+        validators=v.maxconn_validators,
+        help_text="Concurrent connections; beyond it requests queue. 0 = no limit.",
+    )
+    max_queue = models.PositiveIntegerField(
+        default=0, validators=v.maxconn_validators, help_text="Requests queued for this member; 0 = no limit."
+    )
+    slowstart_ms = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.TIMEOUT_MS_MAX)],
+        help_text="Ramp the weight up over this time after the member comes back; 0 = off.",
+    )
 
     class Meta:
         ordering = ["pool__name", "name"]
@@ -50,6 +119,7 @@ class HealthCheck(models.Model):
 
     pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="health_check")
     type = models.CharField(max_length=8, choices=CheckType.choices, default=CheckType.TCP)
+    method = models.CharField(max_length=8, choices=choices(rules.CHECK_METHODS), default="GET")
     path = models.CharField(max_length=1024, default="/", validators=[v.validate_http_path])
     expected_status = models.PositiveSmallIntegerField(default=200, validators=v.status_validators)
     host = models.CharField(
@@ -57,6 +127,18 @@ class HealthCheck(models.Model):
         blank=True,
         validators=[v.validate_host],
         help_text="Host header for HTTP checks; empty sends an HTTP/1.0 request without one.",
+    )
+    expect_body = models.CharField(
+        max_length=rules.REGEX_MAX,
+        blank=True,
+        validators=[v.validate_text],
+        help_text="HTTP checks: the body must contain this string (or match this regex); empty = status only.",
+    )
+    expect_body_match = models.CharField(max_length=8, choices=choices(rules.CHECK_BODY_MATCH), default="string")
+    agent_port = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.PORT_MAX)],
+        help_text="Agent checks: the TCP port of the load agent on each member.",
     )
     interval_ms = models.PositiveIntegerField(default=2000, validators=v.interval_validators)
     timeout_ms = models.PositiveIntegerField(default=1000, validators=v.interval_validators)
@@ -81,6 +163,67 @@ class VirtualService(models.Model):
     enabled = models.BooleanField(default=True)
     default_pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="virtual_services")
     description = models.CharField(max_length=200, blank=True)
+    # TLS offload (protocol https).
+    default_certificate = models.ForeignKey(
+        "certificates.Certificate",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="default_for",
+        help_text="Served to clients that send no SNI or an unknown name.",
+    )
+    sni_certificates = models.ManyToManyField(
+        "certificates.Certificate",
+        blank=True,
+        related_name="sni_for",
+        help_text="Further certificates, chosen by the name the client asks for (SNI).",
+    )
+    tls_policy = models.CharField(max_length=16, choices=choices(rules.TLS_POLICIES), default="intermediate")
+    client_auth = models.CharField(max_length=16, choices=choices(rules.CLIENT_AUTH), default="none")
+    client_ca = models.ForeignKey(
+        "certificates.Certificate",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="client_ca_for",
+        help_text="CA bundle that client certificates must chain to.",
+    )
+    alpn_h2 = models.BooleanField(default=True, help_text="Offer HTTP/2 to TLS clients (ALPN h2).")
+    hsts_max_age_s = models.PositiveIntegerField(
+        default=0, validators=[MaxValueValidator(rules.HSTS_MAX_AGE_MAX)], help_text="0 = no HSTS header."
+    )
+    redirect_https = models.BooleanField(default=False, help_text="Answer every request with a redirect to https.")
+    # Protection and plumbing.
+    allow_cidrs = models.JSONField(default=list, blank=True, help_text="Only these sources may connect; empty = all.")
+    deny_cidrs = models.JSONField(default=list, blank=True, help_text="These sources are refused.")
+    rate_limit_requests = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.RATE_MAX)],
+        help_text="Requests per source address per period before 429; 0 = off.",
+    )
+    rate_limit_period_s = models.PositiveIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(rules.RATE_PERIOD_S_MAX)]
+    )
+    conn_limit = models.PositiveIntegerField(
+        default=0, validators=v.maxconn_validators, help_text="Concurrent connections per source address; 0 = off."
+    )
+    max_connections = models.PositiveIntegerField(default=0, validators=v.maxconn_validators)
+    max_body_bytes = models.PositiveBigIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.BODY_MAX)],
+        help_text="Larger request bodies, and bodies of unannounced length, get 413; 0 = no limit.",
+    )
+    compression = models.BooleanField(default=False)
+    compression_types = models.JSONField(default=_compression_types_default, blank=True)
+    forwarded = models.CharField(max_length=16, choices=choices(rules.FORWARDED), default="x-forwarded-for")
+    client_timeout_ms = models.PositiveIntegerField(default=30000, validators=v.timeout_validators)
+    http_request_timeout_ms = models.PositiveIntegerField(
+        default=10000,
+        validators=v.timeout_validators,
+        help_text="Time allowed for a whole request head (slow clients).",
+    )
+    keep_alive_timeout_ms = models.PositiveIntegerField(default=10000, validators=v.timeout_validators)
+    error_pages = models.JSONField(default=list, blank=True, help_text="[{status, content_type, body}]")
 
     class Meta:
         ordering = ["name"]
@@ -90,3 +233,36 @@ class VirtualService(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class Rule(models.Model):
+    """One content-switching rule of a virtual service; lower positions are evaluated first."""
+
+    virtual_service = models.ForeignKey(VirtualService, on_delete=models.CASCADE, related_name="rules")
+    position = models.PositiveIntegerField(help_text="Evaluation order within the service, from 0.")
+    name = models.CharField(max_length=63, validators=[v.validate_name])
+    enabled = models.BooleanField(default=True)
+    conditions = models.JSONField(help_text="[{kind, values, name, negate}], all must match.")
+    action = models.CharField(max_length=32, choices=choices(rules.RULE_ACTIONS))
+    pool = models.ForeignKey(Pool, null=True, blank=True, on_delete=models.PROTECT, related_name="rules")
+    redirect_code = models.PositiveSmallIntegerField(default=302, choices=choices(rules.REDIRECT_CODES))
+    redirect_location = models.CharField(max_length=1100, blank=True)
+    deny_status = models.PositiveSmallIntegerField(default=403, choices=choices(rules.DENY_STATUSES))
+    header_name = models.CharField(max_length=64, blank=True, validators=[v.validate_field_name])
+    header_value = models.CharField(max_length=rules.HEADER_VALUE_MAX, blank=True, validators=[v.validate_text])
+
+    class Meta:
+        ordering = ["virtual_service__name", "position"]
+        verbose_name = "rule"
+        verbose_name_plural = "rules"
+        constraints = [
+            models.UniqueConstraint(fields=["virtual_service", "name"], name="rule_unique_name_in_service"),
+            models.UniqueConstraint(
+                fields=["virtual_service", "position"],
+                name="rule_unique_position_in_service",
+                deferrable=models.Deferrable.DEFERRED,
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.virtual_service.name}/{self.name}"

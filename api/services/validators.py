@@ -1,5 +1,6 @@
 """Field validators built from the compiler's rules, so the API accepts what it can render."""
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 
 from compiler import rules
@@ -15,3 +16,13 @@ interval_validators = [
     MinValueValidator(rules.CHECK_INTERVAL_MS_MIN),
     MaxValueValidator(rules.CHECK_INTERVAL_MS_MAX),
 ]
+validate_field_name = RegexValidator(rules.FIELD_NAME_RE, rules.FIELD_NAME_HELP)
+validate_sni = RegexValidator(rules.SNI_RE, "A host name, or @host to send the client's Host.")
+timeout_validators = [MinValueValidator(rules.TIMEOUT_MS_MIN), MaxValueValidator(rules.TIMEOUT_MS_MAX)]
+maxconn_validators = [MinValueValidator(0), MaxValueValidator(rules.MAXCONN_MAX)]
+
+
+def validate_text(value):
+    """A value written inside HAProxy's strong quotes (see compiler.rules.TEXT_RE)."""
+    if value and not rules.TEXT_RE.match(value):
+        raise ValidationError(rules.TEXT_HELP)

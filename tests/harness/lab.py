@@ -11,7 +11,7 @@
     routes: client -> 10.77.2.0/24, 10.77.100.0/24 via 10.77.1.1
             servers -> default via 10.77.2.1;  lb: ip_forward=1
 
-Every server runs its own nginx (``GET /`` -> ``<name>\\n``, ``/health`` -> 200, the
+Every server runs its own nginx (any path -> ``<name>\\n``, ``/health`` -> 200, the
 WebBench file set under ``/wb/``, header ``X-Server: <name>`` on every response). Because
 the lb namespace forwards, the client reaches the servers directly (the benchmark's
 "direct path") as well as through any VIP that HAProxy binds in the lb namespace
@@ -92,9 +92,19 @@ http {{
     server {{
         listen 80 default_server;
         add_header X-Server {name} always;
+        # Echo what layer 7 features change, so tests can see it arrive.
+        add_header X-Echo-Client $http_x_client always;
+        add_header X-Echo-XFF $http_x_forwarded_for always;
+        add_header X-Echo-Forwarded $http_forwarded always;
         location = / {{ return 200 "{name}\\n"; }}
         location = /health {{ return 200 "ok\\n"; }}
         location /wb/ {{ root {dir}/www; }}
+        # An application that hands out its own session cookie (learned persistence).
+        location = /login {{
+            add_header Set-Cookie "JSESSIONID={name}-$connection-$msec; Path=/" always;
+            return 200 "{name}\\n";
+        }}
+        location / {{ return 200 "{name}\\n"; }}
     }}
 }}
 """

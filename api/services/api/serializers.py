@@ -1,28 +1,121 @@
-"""Serializers for virtual services, pools, members and health checks."""
+"""Serializers for virtual services, rules, pools, members and health checks.
 
+Shapes and single-field rules are declared here; everything else is checked by the
+compiler itself (``compiler_check``): the candidate object is put into a snapshot of all
+stored objects and verified, so the API accepts exactly what the compiler can render.
+"""
+
+from django.db import transaction
+from django.db.models import F
 from rest_framework import serializers
 
+from compiler import VerifyError, rules, snapshot_from_dict, verify
 from compiler.verify import listeners_clash
-from fulcrum.serializers import StrictModelSerializer
-from services.models import HealthCheck, Member, Pool, VirtualService
+from fulcrum.serializers import StrictModelSerializer, StrictSerializer
+from services import snapshot
+from services.models import HealthCheck, Member, Pool, Rule, VirtualService
+
+
+def compiler_check(candidate, prefix, renames=None, related=None):
+    """Verify the snapshot ``candidate``; raise field errors for problems under ``prefix``.
+
+    ``renames`` maps snapshot field names to API field names; ``related`` maps the path of
+    another object to the field that refers to it. Any other problem elsewhere (another
+    object this change breaks) is a non-field error, unless it was there before the change.
+    """
+    try:
+        verify(snapshot_from_dict(candidate))
+    except VerifyError as err:
+        problems = err.problems
+    else:
+        return
+    renames, related = renames or {}, related or {}
+    errors, elsewhere = {}, []
+    for path, message in problems:
+        if path in related:
+            errors.setdefault(related[path], []).append(message)
+        elif path == prefix or path.startswith(prefix + "/"):
+            field, _, rest = path[len(prefix) + 1 :].partition("/")
+            field = renames.get(field, field) or "non_field_errors"
+            errors.setdefault(field, []).append(f"{rest}: {message}" if rest else message)
+        else:
+            elsewhere.append((path, message))
+    if elsewhere:
+        try:
+            verify(snapshot_from_dict(snapshot.freeze(0)))
+            before = set()
+        except VerifyError as err:
+            before = set(err.problems)
+        new = [f"{path}: {message}" for path, message in elsewhere if (path, message) not in before]
+        if new:
+            errors.setdefault("non_field_errors", []).extend(new)
+    if errors:
+        raise serializers.ValidationError(errors)
+
+
+def _candidate_instance(serializer, attrs, model):
+    """An unsaved copy of the object as it will be stored (M2M fields left out)."""
+    current = {}
+    if serializer.instance is not None:
+        for field in model._meta.concrete_fields:
+            current[field.attname] = getattr(serializer.instance, field.attname)
+    obj = model(**current)
+    many = {f.name for f in model._meta.many_to_many}
+    for name, value in attrs.items():
+        if name not in many:
+            setattr(obj, name, value)
+    return obj
 
 
 class HealthCheckSerializer(StrictModelSerializer):
     class Meta:
         model = HealthCheck
-        fields = ["id", "pool", "type", "path", "expected_status", "host", "interval_ms", "timeout_ms", "rise", "fall"]
+        fields = [
+            "id",
+            "pool",
+            "type",
+            "method",
+            "path",
+            "expected_status",
+            "host",
+            "expect_body",
+            "expect_body_match",
+            "agent_port",
+            "interval_ms",
+            "timeout_ms",
+            "rise",
+            "fall",
+        ]
 
     def validate(self, attrs):
         values = self.merged(attrs, "timeout_ms", "interval_ms")
         if values["timeout_ms"] > values["interval_ms"]:
             raise serializers.ValidationError({"timeout_ms": ["Must not exceed interval_ms."]})
+        check = _candidate_instance(self, attrs, HealthCheck)
+        pool = check.pool
+        frozen = snapshot.freeze(0)
+        pool_data = {**snapshot.pool_dict(pool), "health_check": snapshot.health_check_dict(check)}
+        frozen["pools"] = snapshot.replace(frozen["pools"], pool.name, pool_data)
+        compiler_check(frozen, f"pools/{pool.name}/health_check")
         return attrs
 
 
 class MemberSerializer(StrictModelSerializer):
     class Meta:
         model = Member
-        fields = ["id", "pool", "name", "address", "port", "weight", "state"]
+        fields = [
+            "id",
+            "pool",
+            "name",
+            "address",
+            "port",
+            "weight",
+            "state",
+            "backup",
+            "max_connections",
+            "max_queue",
+            "slowstart_ms",
+        ]
         validators = []  # uniqueness is checked in validate() to answer with field errors
 
     def validate(self, attrs):
@@ -36,48 +129,270 @@ class MemberSerializer(StrictModelSerializer):
             address=address,
             port=port,
         )
+        member = _candidate_instance(self, attrs, Member)
+        frozen = snapshot.freeze(0)
+        pool_data = next(p for p in frozen["pools"] if p["name"] == pool.name)
+        old = self.instance.name if self.instance is not None and self.instance.pool_id == pool.pk else None
+        pool_data["members"] = snapshot.replace(pool_data["members"], old, snapshot.member_dict(member))
+        compiler_check(frozen, f"pools/{pool.name}/members/{member.name}")
         return attrs
+
+
+class MemberRuntimeSerializer(StrictSerializer):
+    """A runtime change: either field or both."""
+
+    weight = serializers.IntegerField(min_value=rules.WEIGHT_MIN, max_value=rules.WEIGHT_MAX, required=False)
+    state = serializers.ChoiceField(choices=rules.MEMBER_STATES, required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError({"non_field_errors": ["Give weight, state or both."]})
+        return attrs
+
+
+class MemberRuntimeResultSerializer(serializers.Serializer):
+    member = MemberSerializer()
+    revision = serializers.IntegerField(help_text="The revision that carries the change.")
+
+
+class PersistenceSerializer(StrictSerializer):
+    """How a client keeps its server. Fields that do not apply to ``type`` are ignored."""
+
+    type = serializers.ChoiceField(choices=rules.PERSISTENCE_TYPES, default="none")
+    cookie_name = serializers.CharField(max_length=64, default="SERVERID")
+    indirect = serializers.BooleanField(default=True)
+    nocache = serializers.BooleanField(default=True)
+    httponly = serializers.BooleanField(default=True)
+    secure = serializers.BooleanField(default=False)
+    max_idle_s = serializers.IntegerField(min_value=0, default=0)
+    max_life_s = serializers.IntegerField(min_value=0, default=0)
+    header_name = serializers.CharField(max_length=64, default="", allow_blank=True)
+    timeout_s = serializers.IntegerField(min_value=1, default=1800)
+    ipv4_mask = serializers.IntegerField(min_value=1, max_value=32, default=32)
+    ipv6_mask = serializers.IntegerField(min_value=1, max_value=128, default=128)
+    table_size = serializers.IntegerField(min_value=1, default=100_000)
+    fallback_source = serializers.BooleanField(default=False)
 
 
 class PoolSerializer(StrictModelSerializer):
     members = MemberSerializer(many=True, read_only=True)
     health_check = HealthCheckSerializer(read_only=True, allow_null=True)
+    persistence = PersistenceSerializer(required=False)
 
     class Meta:
         model = Pool
-        fields = ["id", "name", "algorithm", "description", "members", "health_check"]
+        fields = [
+            "id",
+            "name",
+            "algorithm",
+            "description",
+            "persistence",
+            "http_reuse",
+            "pool_max_conn",
+            "pool_purge_delay_ms",
+            "tls",
+            "tls_verify",
+            "tls_ca",
+            "tls_sni",
+            "proxy_protocol",
+            "connect_timeout_ms",
+            "server_timeout_ms",
+            "queue_timeout_ms",
+            "maintenance_page",
+            "members",
+            "health_check",
+        ]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        # Stored persistence may predate fields added since; show it with their defaults.
+        defaults = {name: field.default for name, field in PersistenceSerializer().fields.items()}
+        data["persistence"] = {**defaults, **instance.persistence}
+        return data
+
+    def validate(self, attrs):
+        pool = _candidate_instance(self, attrs, Pool)
+        frozen = snapshot.freeze(0)
+        old = self.instance.name if self.instance is not None else None
+        members = list(self.instance.members.all()) if self.instance is not None else []
+        check = getattr(self.instance, "health_check", None) if self.instance is not None else None
+        data = snapshot.pool_dict(pool, members=members, check=check)
+        frozen["pools"] = snapshot.replace(frozen["pools"], old, data)
+        _rename_references(frozen, "pool", old, pool.name)
+        compiler_check(frozen, f"pools/{pool.name}")
+        return attrs
+
+
+def _rename_references(frozen, kind, old, new):
+    """Follow a rename through the snapshot so references stay valid while checking."""
+    if old is None or old == new:
+        return
+    for service in frozen["virtual_services"]:
+        if kind == "pool":
+            service["default_pool"] = new if service["default_pool"] == old else service["default_pool"]
+            for rule in service["rules"]:
+                rule["pool"] = new if rule["pool"] == old else rule["pool"]
+
+
+class ConditionSerializer(StrictSerializer):
+    kind = serializers.ChoiceField(choices=rules.CONDITION_KINDS)
+    values = serializers.ListField(
+        child=serializers.CharField(max_length=rules.VALUE_MAX),
+        max_length=rules.VALUES_PER_CONDITION_MAX,
+        default=list,
+        help_text="Any of them matches. Empty for the *_present kinds.",
+    )
+    name = serializers.CharField(
+        max_length=64, default="", allow_blank=True, help_text="The header, cookie or query parameter name."
+    )
+    negate = serializers.BooleanField(default=False)
+
+
+class RuleSerializer(StrictModelSerializer):
+    conditions = ConditionSerializer(many=True, help_text="All must match (AND).")
+    position = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        help_text="0 is evaluated first. On create, omitted = last; others move down to make room.",
+    )
+
+    class Meta:
+        model = Rule
+        fields = [
+            "id",
+            "virtual_service",
+            "position",
+            "name",
+            "enabled",
+            "conditions",
+            "action",
+            "pool",
+            "redirect_code",
+            "redirect_location",
+            "deny_status",
+            "header_name",
+            "header_value",
+        ]
+        validators = []  # uniqueness is checked in validate() to answer with field errors
+
+    def validate(self, attrs):
+        service, name = self.merged(attrs, "virtual_service", "name").values()
+        if self.instance is not None and "virtual_service" in attrs and service != self.instance.virtual_service:
+            raise serializers.ValidationError({"virtual_service": ["A rule cannot move to another service."]})
+        self.unique_error(
+            Rule, "name", f"Service {service} already has a rule named {name}.", virtual_service=service, name=name
+        )
+        rule = _candidate_instance(self, attrs, Rule)
+        frozen = snapshot.freeze(0)
+        data = next(s for s in frozen["virtual_services"] if s["name"] == service.name)
+        old = self.instance.name if self.instance is not None else None
+        data["rules"] = snapshot.replace(data["rules"], old, snapshot.rule_dict(rule))
+        compiler_check(frozen, f"virtual-services/{service.name}/rules/{rule.name}")
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data):
+        service = validated_data["virtual_service"]
+        count = Rule.objects.select_for_update().filter(virtual_service=service).count()
+        position = min(validated_data.get("position", count), count)
+        Rule.objects.filter(virtual_service=service, position__gte=position).update(position=F("position") + 1)
+        validated_data["position"] = position
+        return super().create(validated_data)
+
+    @transaction.atomic
+    def update(self, instance, validated_data):
+        if "position" in validated_data:
+            siblings = Rule.objects.select_for_update().filter(virtual_service=instance.virtual_service)
+            last = siblings.count() - 1
+            new, old = min(validated_data["position"], last), instance.position
+            if new > old:
+                siblings.filter(position__gt=old, position__lte=new).update(position=F("position") - 1)
+            elif new < old:
+                siblings.filter(position__gte=new, position__lt=old).update(position=F("position") + 1)
+            validated_data["position"] = new
+        return super().update(instance, validated_data)
+
+
+class ErrorPageSerializer(StrictSerializer):
+    status = serializers.ChoiceField(choices=rules.ERROR_PAGE_STATUSES)
+    content_type = serializers.CharField(max_length=100, default="text/html")
+    body = serializers.CharField(max_length=rules.ERROR_PAGE_MAX, trim_whitespace=False)
 
 
 class VirtualServiceSerializer(StrictModelSerializer):
+    allow_cidrs = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=rules.CIDRS_MAX, required=False
+    )
+    deny_cidrs = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=rules.CIDRS_MAX, required=False
+    )
+    compression_types = serializers.ListField(
+        child=serializers.CharField(max_length=100), max_length=64, required=False
+    )
+    error_pages = ErrorPageSerializer(many=True, required=False)
+
+    # Where the compiler's snapshot names a field differently from the API.
+    RENAMES = {"certificates": "default_certificate", "rate_limit": "rate_limit_requests", "rules": "non_field_errors"}
+
     class Meta:
         model = VirtualService
-        fields = ["id", "name", "vip", "port", "protocol", "enabled", "default_pool", "description"]
+        fields = [
+            "id",
+            "name",
+            "vip",
+            "port",
+            "protocol",
+            "enabled",
+            "default_pool",
+            "description",
+            "default_certificate",
+            "sni_certificates",
+            "tls_policy",
+            "client_auth",
+            "client_ca",
+            "alpn_h2",
+            "hsts_max_age_s",
+            "redirect_https",
+            "allow_cidrs",
+            "deny_cidrs",
+            "rate_limit_requests",
+            "rate_limit_period_s",
+            "conn_limit",
+            "max_connections",
+            "max_body_bytes",
+            "compression",
+            "compression_types",
+            "forwarded",
+            "client_timeout_ms",
+            "http_request_timeout_ms",
+            "keep_alive_timeout_ms",
+            "error_pages",
+        ]
         validators = []  # listener clashes are checked in validate() to answer with field errors
 
     def validate(self, attrs):
-        values = self.merged(attrs, "vip", "port", "protocol", "default_pool")
+        values = self.merged(attrs, "vip", "port")
         self._refuse_listener_clash(values["vip"], values["port"])
-        self._refuse_mixed_pool(values["default_pool"], values["protocol"])
+        service = _candidate_instance(self, attrs, VirtualService)
+        if "sni_certificates" in attrs:
+            sni = attrs["sni_certificates"]
+        else:
+            sni = list(self.instance.sni_certificates.all()) if self.instance is not None else []
+        frozen = snapshot.freeze(0)
+        old = self.instance.name if self.instance is not None else None
+        rules_ = list(self.instance.rules.all()) if self.instance is not None else []
+        data = snapshot.service_dict(service, rules=rules_, sni_certificates=sni)
+        frozen["virtual_services"] = snapshot.replace(frozen["virtual_services"], old, data)
+        related = {f"pools/{service.default_pool.name}": "default_pool"} if service.default_pool_id else {}
+        compiler_check(frozen, f"virtual-services/{service.name}", self.RENAMES, related)
         return attrs
 
-    def _others(self):
-        others = VirtualService.objects.all()
-        return others if self.instance is None else others.exclude(pk=self.instance.pk)
-
     def _refuse_listener_clash(self, vip, port):
-        for other in self._others().filter(port=port):
+        others = VirtualService.objects.filter(port=port)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        for other in others:
             if listeners_clash(vip, port, other.vip, other.port):
                 raise serializers.ValidationError(
                     {"vip": [f"{vip}:{port} clashes with virtual service {other.name} ({other.vip}:{other.port})."]}
                 )
-
-    def _refuse_mixed_pool(self, pool, protocol):
-        other = self._others().filter(default_pool=pool).exclude(protocol=protocol).first()
-        if other:
-            raise serializers.ValidationError(
-                {
-                    "default_pool": [
-                        f"Pool {pool} serves {other.protocol} virtual service {other.name}; a pool serves one protocol."
-                    ]
-                }
-            )

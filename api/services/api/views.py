@@ -1,14 +1,20 @@
 """CRUD endpoints for the services app. Logic lives in the serializers and the compiler."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import viewsets
+from django.db import transaction
+from django.db.models import F
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
 
+from revisions.api.serializers import PublishErrorSerializer
+from revisions.publish import PublishError, publish_member_runtime
 from services.api import serializers
-from services.models import HealthCheck, Member, Pool, VirtualService
+from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 
 
 class VirtualServiceViewSet(viewsets.ModelViewSet):
-    queryset = VirtualService.objects.select_related("default_pool")
+    queryset = VirtualService.objects.select_related("default_pool").prefetch_related("sni_certificates")
     serializer_class = serializers.VirtualServiceSerializer
 
 
@@ -18,11 +24,57 @@ class PoolViewSet(viewsets.ModelViewSet):
 
 
 @extend_schema_view(
+    list=extend_schema(
+        parameters=[OpenApiParameter("virtual_service", int, description="only this service's rules, in order")]
+    )
+)
+class RuleViewSet(viewsets.ModelViewSet):
+    """Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+    set ``position`` to move a rule, and the others shift to keep 0..n-1."""
+
+    queryset = Rule.objects.select_related("virtual_service", "pool")
+    serializer_class = serializers.RuleSerializer
+
+    def get_queryset(self):
+        service = self.request.query_params.get("virtual_service")
+        queryset = super().get_queryset()
+        return queryset.filter(virtual_service_id=service) if service and service.isdigit() else queryset
+
+    @transaction.atomic
+    def perform_destroy(self, instance):
+        later = Rule.objects.filter(virtual_service=instance.virtual_service, position__gt=instance.position)
+        instance.delete()
+        later.update(position=F("position") - 1)
+
+
+@extend_schema_view(
     list=extend_schema(parameters=[OpenApiParameter("pool", int, description="only this pool's members")])
 )
 class MemberViewSet(viewsets.ModelViewSet):
     queryset = Member.objects.select_related("pool")
     serializer_class = serializers.MemberSerializer
+
+    @extend_schema(
+        request=serializers.MemberRuntimeSerializer,
+        responses={
+            200: serializers.MemberRuntimeResultSerializer,
+            409: OpenApiResponse(PublishErrorSerializer, "not changed: not live yet, or the check failed"),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def runtime(self, request, pk=None):
+        """Change a live member's weight or state now, without a reload and without applying
+        other pending changes: published as the next revision, made through HAProxy's runtime API."""
+        member = self.get_object()
+        serializer = serializers.MemberRuntimeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            revision = publish_member_runtime(member, serializer.validated_data, request.user)
+        except PublishError as err:
+            problems = [{"path": p, "message": m} for p, m in err.problems]
+            return Response({"detail": "Not changed.", "problems": problems}, status=status.HTTP_409_CONFLICT)
+        member.refresh_from_db()
+        return Response({"member": serializers.MemberSerializer(member).data, "revision": revision.number})
 
     def get_queryset(self):
         pool = self.request.query_params.get("pool")

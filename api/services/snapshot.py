@@ -1,0 +1,150 @@
+"""The one translation from stored objects to the compiler's snapshot dicts.
+
+publish.freeze() uses it for whole revisions; the serializers use it to run the compiler's
+own checks on a single object before it is saved, so the API accepts exactly what the
+compiler can render.
+"""
+
+from certificates.models import Certificate
+from certificates.pem import snapshot_entry
+from services.models import Pool, VirtualService
+
+HEALTH_CHECK_FIELDS = (
+    "type",
+    "method",
+    "path",
+    "expected_status",
+    "host",
+    "expect_body",
+    "expect_body_match",
+    "agent_port",
+    "interval_ms",
+    "timeout_ms",
+    "rise",
+    "fall",
+)
+MEMBER_FIELDS = ("name", "address", "port", "weight", "state", "backup", "max_connections", "max_queue", "slowstart_ms")
+POOL_FIELDS = (
+    "name",
+    "algorithm",
+    "persistence",
+    "http_reuse",
+    "pool_max_conn",
+    "pool_purge_delay_ms",
+    "tls",
+    "tls_verify",
+    "tls_sni",
+    "proxy_protocol",
+    "connect_timeout_ms",
+    "server_timeout_ms",
+    "queue_timeout_ms",
+    "maintenance_page",
+)
+SERVICE_FIELDS = (
+    "name",
+    "vip",
+    "port",
+    "protocol",
+    "enabled",
+    "tls_policy",
+    "client_auth",
+    "alpn_h2",
+    "hsts_max_age_s",
+    "redirect_https",
+    "allow_cidrs",
+    "deny_cidrs",
+    "conn_limit",
+    "max_connections",
+    "max_body_bytes",
+    "compression",
+    "compression_types",
+    "forwarded",
+    "client_timeout_ms",
+    "http_request_timeout_ms",
+    "keep_alive_timeout_ms",
+    "error_pages",
+)
+RULE_FIELDS = (
+    "name",
+    "enabled",
+    "conditions",
+    "action",
+    "redirect_code",
+    "redirect_location",
+    "deny_status",
+    "header_name",
+    "header_value",
+)
+
+
+def _name(obj):
+    return obj.name if obj is not None else ""
+
+
+def member_dict(m):
+    return {f: getattr(m, f) for f in MEMBER_FIELDS}
+
+
+def health_check_dict(check):
+    return {f: getattr(check, f) for f in HEALTH_CHECK_FIELDS}
+
+
+def pool_dict(p, members=None, check=None):
+    """``members`` and ``check`` default to the stored ones."""
+    data = {f: getattr(p, f) for f in POOL_FIELDS}
+    data["tls_ca"] = _name(p.tls_ca)
+    if members is None:
+        members = sorted(p.members.all(), key=lambda m: m.name) if p.pk else []
+    data["members"] = [member_dict(m) for m in members]
+    if check is None and p.pk:
+        check = getattr(p, "health_check", None)
+    if check is not None:
+        data["health_check"] = health_check_dict(check)
+    return data
+
+
+def rule_dict(r):
+    data = {f: getattr(r, f) for f in RULE_FIELDS}
+    data["pool"] = _name(r.pool)
+    return data
+
+
+def service_dict(s, rules=None, sni_certificates=None):
+    """``rules`` and ``sni_certificates`` default to the stored ones."""
+    data = {f: getattr(s, f) for f in SERVICE_FIELDS}
+    data["default_pool"] = _name(s.default_pool)
+    data["client_ca"] = _name(s.client_ca)
+    data["rate_limit"] = (
+        {"requests": s.rate_limit_requests, "period_s": s.rate_limit_period_s} if s.rate_limit_requests else None
+    )
+    if sni_certificates is None:
+        sni_certificates = list(s.sni_certificates.all()) if s.pk else []
+    extra = sorted({c.name for c in sni_certificates} - {_name(s.default_certificate)})
+    data["certificates"] = ([s.default_certificate.name] if s.default_certificate else []) + extra
+    if rules is None:
+        rules = sorted(s.rules.all(), key=lambda r: r.position) if s.pk else []
+    data["rules"] = [rule_dict(r) for r in rules]
+    return data
+
+
+def freeze(number):
+    """The snapshot dict (compiler input) of every stored object."""
+    pools = Pool.objects.prefetch_related("members").select_related("health_check", "tls_ca").order_by("name")
+    services = (
+        VirtualService.objects.select_related("default_pool", "default_certificate", "client_ca")
+        .prefetch_related("sni_certificates", "rules__pool")
+        .order_by("name")
+    )
+    return {
+        "revision": number,
+        "virtual_services": [service_dict(s) for s in services],
+        "pools": [pool_dict(p) for p in pools],
+        "certificates": [snapshot_entry(c) for c in Certificate.objects.order_by("name")],
+    }
+
+
+def replace(items, old_name, new):
+    """``items`` with the entry named ``old_name`` replaced by ``new`` (appended if absent)."""
+    out = [item for item in items if item["name"] != old_name]
+    index = next((i for i, item in enumerate(items) if item["name"] == old_name), len(out))
+    return out[:index] + [new] + out[index:]
