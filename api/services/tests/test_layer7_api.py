@@ -24,7 +24,13 @@ class RuleTest(APIViewTests, APITestCase):
         self.service = VirtualService.objects.create(name="www", vip="10.0.0.1", port=80, default_pool=self.web)
         vs = self.service.pk
         self.create_data = [
-            {"virtual_service": vs, "name": "api", "conditions": _prefix("/api/"), "action": "use_pool", "pool": self.api.pk},
+            {
+                "virtual_service": vs,
+                "name": "api",
+                "conditions": _prefix("/api/"),
+                "action": "use_pool",
+                "pool": self.api.pk,
+            },
             {
                 "virtual_service": vs,
                 "name": "hdr",
@@ -34,8 +40,17 @@ class RuleTest(APIViewTests, APITestCase):
                 "header_value": "100% yes",
             },
         ]
-        self.update_data = {"enabled": False, "conditions": [{"kind": "method", "values": ["POST"], "name": "", "negate": False}]}
-        ok = {"virtual_service": vs, "name": "x", "action": "use_pool", "pool": self.api.pk, "conditions": _prefix("/x")}
+        self.update_data = {
+            "enabled": False,
+            "conditions": [{"kind": "method", "values": ["POST"], "name": "", "negate": False}],
+        }
+        ok = {
+            "virtual_service": vs,
+            "name": "x",
+            "action": "use_pool",
+            "pool": self.api.pk,
+            "conditions": _prefix("/x"),
+        }
         self.bad_data = [
             ({**ok, "pool": None}, "pool"),  # use_pool needs a pool
             ({**ok, "conditions": [{"kind": "path_regex", "values": ["(open"]}]}, "conditions"),
@@ -58,7 +73,9 @@ class RuleTest(APIViewTests, APITestCase):
         )
 
     def _order(self):
-        return list(Rule.objects.filter(virtual_service=self.service).order_by("position").values_list("name", flat=True))
+        return list(
+            Rule.objects.filter(virtual_service=self.service).order_by("position").values_list("name", flat=True)
+        )
 
     def test_insert_move_and_delete_keep_positions_contiguous(self):
         self.create_objects()
@@ -66,7 +83,9 @@ class RuleTest(APIViewTests, APITestCase):
         for name in ("b", "c"):
             self.assertEqual(self.client.post(self.url, {**body, "name": name}, format="json").status_code, 201)
         self.assertEqual(self._order(), ["first", "b", "c"])
-        self.assertEqual(self.client.post(self.url, {**body, "name": "top", "position": 0}, format="json").status_code, 201)
+        self.assertEqual(
+            self.client.post(self.url, {**body, "name": "top", "position": 0}, format="json").status_code, 201
+        )
         self.assertEqual(self._order(), ["top", "first", "b", "c"])
         c = Rule.objects.get(name="c")
         self.assertEqual(self.client.patch(self.detail(c), {"position": 1}, format="json").status_code, 200)
@@ -141,7 +160,9 @@ class Layer7ServiceTest(APITestCase):
         self.assertEqual(response.data["persistence"]["cookie_name"], "LB")
         self.assertTrue(response.data["persistence"]["httponly"])
         bad = self.client.post(
-            "/api/v1/pools/", {"name": "bad", "persistence": {"type": "cookie_insert", "cookie_name": "a b"}}, format="json"
+            "/api/v1/pools/",
+            {"name": "bad", "persistence": {"type": "cookie_insert", "cookie_name": "a b"}},
+            format="json",
         )
         self.assertEqual(bad.status_code, 400)
         self.assertIn("cookie_name", str(bad.data["persistence"]))
@@ -150,7 +171,9 @@ class Layer7ServiceTest(APITestCase):
     def test_cookie_persistence_on_pool_of_tcp_service_is_refused(self):
         tcp_pool = Pool.objects.create(name="tcp")
         VirtualService.objects.create(name="t", vip="10.0.0.2", port=22, protocol="tcp", default_pool=tcp_pool)
-        response = self.client.patch(f"/api/v1/pools/{tcp_pool.pk}/", {"persistence": {"type": "cookie_insert"}}, format="json")
+        response = self.client.patch(
+            f"/api/v1/pools/{tcp_pool.pk}/", {"persistence": {"type": "cookie_insert"}}, format="json"
+        )
         self.assertEqual(response.status_code, 400)
         self.assertIn("needs an http or https service", str(response.data["persistence"]))
 

@@ -105,6 +105,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/certificates/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Certificates and CA bundles. Content is fixed once created: PATCH changes only the name
+         *     and description, and a renewal is a new certificate the service is pointed at.
+         */
+        get: operations["certificates_list"];
+        put?: never;
+        /**
+         * @description Certificates and CA bundles. Content is fixed once created: PATCH changes only the name
+         *     and description, and a renewal is a new certificate the service is pointed at.
+         */
+        post: operations["certificates_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/certificates/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Certificates and CA bundles. Content is fixed once created: PATCH changes only the name
+         *     and description, and a renewal is a new certificate the service is pointed at.
+         */
+        get: operations["certificates_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Certificates and CA bundles. Content is fixed once created: PATCH changes only the name
+         *     and description, and a renewal is a new certificate the service is pointed at.
+         */
+        delete: operations["certificates_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * @description Certificates and CA bundles. Content is fixed once created: PATCH changes only the name
+         *     and description, and a renewal is a new certificate the service is pointed at.
+         */
+        patch: operations["certificates_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/certificates/generate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Make a new key and a self-signed certificate for it. */
+        post: operations["certificates_generate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health-checks/": {
         parameters: {
             query?: never;
@@ -167,6 +236,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["members_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/members/{id}/runtime/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Change a live member's weight or state now, without a reload and without applying
+         *     other pending changes: published as the next revision, made through HAProxy's runtime API.
+         */
+        post: operations["members_runtime_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/nodes/": {
@@ -274,6 +363,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rules/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+         *     set ``position`` to move a rule, and the others shift to keep 0..n-1.
+         */
+        get: operations["rules_list"];
+        put?: never;
+        /**
+         * @description Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+         *     set ``position`` to move a rule, and the others shift to keep 0..n-1.
+         */
+        post: operations["rules_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rules/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+         *     set ``position`` to move a rule, and the others shift to keep 0..n-1.
+         */
+        get: operations["rules_retrieve"];
+        /**
+         * @description Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+         *     set ``position`` to move a rule, and the others shift to keep 0..n-1.
+         */
+        put: operations["rules_update"];
+        post?: never;
+        /**
+         * @description Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+         *     set ``position`` to move a rule, and the others shift to keep 0..n-1.
+         */
+        delete: operations["rules_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * @description Content-switching rules. Evaluated by ``position`` within their service, first match wins;
+         *     set ``position`` to move a rule, and the others shift to keep 0..n-1.
+         */
+        patch: operations["rules_partial_update"];
+        trace?: never;
+    };
     "/api/v1/virtual-services/": {
         parameters: {
             query?: never;
@@ -310,6 +455,17 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description * `use_pool` - Use pool
+         *     * `redirect` - Redirect
+         *     * `deny` - Deny
+         *     * `set_request_header` - Set request header
+         *     * `remove_request_header` - Remove request header
+         *     * `set_response_header` - Set response header
+         *     * `remove_response_header` - Remove response header
+         * @enum {string}
+         */
+        ActionEnum: "use_pool" | "redirect" | "deny" | "set_request_header" | "remove_request_header" | "set_response_header" | "remove_response_header";
         AgentBundle: {
             revision: number;
             node: string;
@@ -337,38 +493,260 @@ export interface components {
          * @enum {string}
          */
         AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "source-hash";
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        Certificate: {
+            readonly id: number;
+            name: string;
+            description?: string;
+            /** @description PEM of the server certificate or, for a CA bundle, of the first CA certificate. */
+            certificate: string;
+            /** @description PEM of further certificates: intermediates in order, or the rest of a CA bundle. */
+            chain?: string;
+            readonly has_key: boolean;
+            /** @description rsa-2048, ecdsa-p256...; empty without key. */
+            readonly key_type: string;
+            /** @description RFC 4514 distinguished name. */
+            readonly subject: string;
+            /** @description RFC 4514 distinguished name. */
+            readonly issuer: string;
+            /** @description DNS names and IPs. */
+            readonly sans: string[];
+            /** Format: date-time */
+            readonly not_before: string;
+            /** Format: date-time */
+            readonly not_after: string;
+            /** @description Whole days left; negative once expired. */
+            readonly expires_in_days: number;
+            /** @description SHA-256 of the certificate (DER), lower-case hex. */
+            readonly fingerprint: string;
+            readonly is_ca: boolean;
+            readonly warnings: string[];
+            /** Format: date-time */
+            readonly created: string;
+            /** Format: date-time */
+            readonly updated: string;
+        };
+        /** @description A new key and a self-signed certificate for it, made on the appliance. */
+        CertificateGenerateRequest: {
+            name: string;
+            description?: string;
+            common_name: string;
+            /** @description DNS names and IP addresses; default: the common name. */
+            sans?: string[];
+            /** @default rsa-2048 */
+            key_type: components["schemas"]["KeyTypeEnum"];
+            /** @default 365 */
+            days: number;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        CertificateRequest: {
+            name: string;
+            description?: string;
+            /** @description PEM of the server certificate or, for a CA bundle, of the first CA certificate. */
+            certificate: string;
+            /** @description PEM of further certificates: intermediates in order, or the rest of a CA bundle. */
+            chain?: string;
+            /** @description PEM private key of the certificate; empty for a CA bundle. Never shown again. */
+            private_key?: string;
+            /** @description Decrypts an encrypted private_key, which is then stored decrypted. Never stored. */
+            passphrase?: string;
+        };
+        /**
+         * @description * `none` - None
+         *     * `optional` - Optional
+         *     * `required` - Required
+         * @enum {string}
+         */
+        ClientAuthEnum: "none" | "optional" | "required";
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        Condition: {
+            kind: components["schemas"]["KindEnum"];
+            /** @description Any of them matches. Empty for the *_present kinds. */
+            values?: string[];
+            /**
+             * @description The header, cookie or query parameter name.
+             * @default
+             */
+            name: string;
+            /** @default false */
+            negate: boolean;
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        ConditionRequest: {
+            kind: components["schemas"]["KindEnum"];
+            /** @description Any of them matches. Empty for the *_present kinds. */
+            values?: string[];
+            /**
+             * @description The header, cookie or query parameter name.
+             * @default
+             */
+            name: string;
+            /** @default false */
+            negate: boolean;
+        };
+        /**
+         * @description * `400` - 400
+         *     * `401` - 401
+         *     * `403` - 403
+         *     * `404` - 404
+         *     * `405` - 405
+         *     * `407` - 407
+         *     * `408` - 408
+         *     * `410` - 410
+         *     * `413` - 413
+         *     * `425` - 425
+         *     * `429` - 429
+         *     * `500` - 500
+         *     * `501` - 501
+         *     * `502` - 502
+         *     * `503` - 503
+         *     * `504` - 504
+         * @enum {integer}
+         */
+        DenyStatusEnum: 400 | 401 | 403 | 404 | 405 | 407 | 408 | 410 | 413 | 425 | 429 | 500 | 501 | 502 | 503 | 504;
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        ErrorPage: {
+            status: components["schemas"]["StatusEnum"];
+            /** @default text/html */
+            content_type: string;
+            body: string;
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        ErrorPageRequest: {
+            status: components["schemas"]["StatusEnum"];
+            /** @default text/html */
+            content_type: string;
+            body: string;
+        };
+        /**
+         * @description * `string` - String
+         *     * `regex` - Regex
+         * @enum {string}
+         */
+        ExpectBodyMatchEnum: "string" | "regex";
+        /**
+         * @description * `none` - None
+         *     * `x-forwarded-for` - X-forwarded-for
+         *     * `forwarded` - Forwarded
+         *     * `both` - Both
+         * @enum {string}
+         */
+        ForwardedEnum: "none" | "x-forwarded-for" | "forwarded" | "both";
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         HealthCheck: {
             readonly id: number;
             pool: number;
-            type?: components["schemas"]["TypeEnum"];
+            type?: components["schemas"]["HealthCheckTypeEnum"];
+            method?: components["schemas"]["MethodEnum"];
             path?: string;
             expected_status?: number;
             /** @description Host header for HTTP checks; empty sends an HTTP/1.0 request without one. */
             host?: string;
+            /** @description HTTP checks: the body must contain this string (or match this regex); empty = status only. */
+            expect_body?: string;
+            expect_body_match?: components["schemas"]["ExpectBodyMatchEnum"];
+            /** @description Agent checks: the TCP port of the load agent on each member. */
+            agent_port?: number;
             interval_ms?: number;
             timeout_ms?: number;
             rise?: number;
             fall?: number;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         HealthCheckRequest: {
             pool: number;
-            type?: components["schemas"]["TypeEnum"];
+            type?: components["schemas"]["HealthCheckTypeEnum"];
+            method?: components["schemas"]["MethodEnum"];
             path?: string;
             expected_status?: number;
             /** @description Host header for HTTP checks; empty sends an HTTP/1.0 request without one. */
             host?: string;
+            /** @description HTTP checks: the body must contain this string (or match this regex); empty = status only. */
+            expect_body?: string;
+            expect_body_match?: components["schemas"]["ExpectBodyMatchEnum"];
+            /** @description Agent checks: the TCP port of the load agent on each member. */
+            agent_port?: number;
             interval_ms?: number;
             timeout_ms?: number;
             rise?: number;
             fall?: number;
         };
+        /**
+         * @description * `tcp` - TCP connect
+         *     * `http` - HTTP request
+         *     * `https` - HTTPS request
+         *     * `agent` - Agent check (load agent on the member)
+         *     * `ping` - Ping (ICMP echo)
+         * @enum {string}
+         */
+        HealthCheckTypeEnum: "tcp" | "http" | "https" | "agent" | "ping";
+        /**
+         * @description * `never` - Never
+         *     * `safe` - Safe
+         *     * `aggressive` - Aggressive
+         *     * `always` - Always
+         * @enum {string}
+         */
+        HttpReuseEnum: "never" | "safe" | "aggressive" | "always";
+        /**
+         * @description * `rsa-2048` - RSA 2048 bits
+         *     * `rsa-4096` - RSA 4096 bits
+         *     * `ecdsa-p256` - ECDSA P-256
+         *     * `ecdsa-p384` - ECDSA P-384
+         * @enum {string}
+         */
+        KeyTypeEnum: "rsa-2048" | "rsa-4096" | "ecdsa-p256" | "ecdsa-p384";
+        /**
+         * @description * `path_prefix` - path_prefix
+         *     * `path_suffix` - path_suffix
+         *     * `path_extension` - path_extension
+         *     * `path_contains` - path_contains
+         *     * `path_regex` - path_regex
+         *     * `host_exact` - host_exact
+         *     * `host_suffix` - host_suffix
+         *     * `host_wildcard` - host_wildcard
+         *     * `header_present` - header_present
+         *     * `header_equals` - header_equals
+         *     * `header_regex` - header_regex
+         *     * `cookie_present` - cookie_present
+         *     * `cookie_equals` - cookie_equals
+         *     * `query_present` - query_present
+         *     * `query_equals` - query_equals
+         *     * `method` - method
+         *     * `source_cidr` - source_cidr
+         * @enum {string}
+         */
+        KindEnum: "path_prefix" | "path_suffix" | "path_extension" | "path_contains" | "path_regex" | "host_exact" | "host_suffix" | "host_wildcard" | "header_present" | "header_equals" | "header_regex" | "cookie_present" | "cookie_equals" | "query_present" | "query_equals" | "method" | "source_cidr";
         LoginRequest: {
             username: string;
             password: string;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         Member: {
             readonly id: number;
             pool: number;
@@ -377,8 +755,21 @@ export interface components {
             port: number;
             weight?: number;
             state?: components["schemas"]["MemberStateEnum"];
+            /** @description Serves only when no active member is up (sorry server). */
+            backup?: boolean;
+            /** @description Concurrent connections; beyond it requests queue. 0 = no limit. */
+            max_connections?: number;
+            /** @description Requests queued for this member; 0 = no limit. */
+            max_queue?: number;
+            /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
+            slowstart_ms?: number;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         MemberRequest: {
             pool: number;
             name: string;
@@ -386,7 +777,32 @@ export interface components {
             port: number;
             weight?: number;
             state?: components["schemas"]["MemberStateEnum"];
+            /** @description Serves only when no active member is up (sorry server). */
+            backup?: boolean;
+            /** @description Concurrent connections; beyond it requests queue. 0 = no limit. */
+            max_connections?: number;
+            /** @description Requests queued for this member; 0 = no limit. */
+            max_queue?: number;
+            /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
+            slowstart_ms?: number;
         };
+        /** @description A runtime change: either field or both. */
+        MemberRuntimeRequest: {
+            weight?: number;
+            state?: components["schemas"]["MemberRuntimeStateEnum"];
+        };
+        MemberRuntimeResult: {
+            member: components["schemas"]["Member"];
+            /** @description The revision that carries the change. */
+            revision: number;
+        };
+        /**
+         * @description * `enabled` - enabled
+         *     * `drain` - drain
+         *     * `disabled` - disabled
+         * @enum {string}
+         */
+        MemberRuntimeStateEnum: "enabled" | "drain" | "disabled";
         /**
          * @description * `enabled` - Enabled
          *     * `drain` - Drain (no new connections, sessions kept)
@@ -394,7 +810,20 @@ export interface components {
          * @enum {string}
          */
         MemberStateEnum: "enabled" | "drain" | "disabled";
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description * `GET` - Get
+         *     * `HEAD` - Head
+         *     * `OPTIONS` - Options
+         *     * `POST` - Post
+         * @enum {string}
+         */
+        MethodEnum: "GET" | "HEAD" | "OPTIONS" | "POST";
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         Node: {
             readonly id: number;
             name: string;
@@ -402,7 +831,12 @@ export interface components {
             readonly last_seen: string | null;
             readonly applied_revision: number | null;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         NodeCreate: {
             readonly id: number;
             name: string;
@@ -412,11 +846,21 @@ export interface components {
             /** @description The agent's secret; shown only in this answer. */
             readonly token: string;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         NodeCreateRequest: {
             name: string;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         NodeRequest: {
             name: string;
         };
@@ -434,6 +878,21 @@ export interface components {
          * @enum {string}
          */
         NodeRevisionStateEnum: "pending" | "applied" | "failed";
+        PaginatedCertificateList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Certificate"][];
+        };
         PaginatedHealthCheckList: {
             /** @example 123 */
             count: number;
@@ -509,6 +968,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Revision"][];
         };
+        PaginatedRuleList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Rule"][];
+        };
         PaginatedVirtualServiceList: {
             /** @example 123 */
             count: number;
@@ -524,20 +998,44 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["VirtualService"][];
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description An update: name and description change; content is fixed once created. Content sent
+         *     back unchanged (a client returning what it read) is accepted and ignored.
+         */
+        PatchedCertificateUpdateRequest: {
+            name?: string;
+            description?: string;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         PatchedHealthCheckRequest: {
             pool?: number;
-            type?: components["schemas"]["TypeEnum"];
+            type?: components["schemas"]["HealthCheckTypeEnum"];
+            method?: components["schemas"]["MethodEnum"];
             path?: string;
             expected_status?: number;
             /** @description Host header for HTTP checks; empty sends an HTTP/1.0 request without one. */
             host?: string;
+            /** @description HTTP checks: the body must contain this string (or match this regex); empty = status only. */
+            expect_body?: string;
+            expect_body_match?: components["schemas"]["ExpectBodyMatchEnum"];
+            /** @description Agent checks: the TCP port of the load agent on each member. */
+            agent_port?: number;
             interval_ms?: number;
             timeout_ms?: number;
             rise?: number;
             fall?: number;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         PatchedMemberRequest: {
             pool?: number;
             name?: string;
@@ -545,18 +1043,91 @@ export interface components {
             port?: number;
             weight?: number;
             state?: components["schemas"]["MemberStateEnum"];
+            /** @description Serves only when no active member is up (sorry server). */
+            backup?: boolean;
+            /** @description Concurrent connections; beyond it requests queue. 0 = no limit. */
+            max_connections?: number;
+            /** @description Requests queued for this member; 0 = no limit. */
+            max_queue?: number;
+            /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
+            slowstart_ms?: number;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         PatchedNodeRequest: {
             name?: string;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         PatchedPoolRequest: {
             name?: string;
             algorithm?: components["schemas"]["AlgorithmEnum"];
             description?: string;
+            persistence?: components["schemas"]["PersistenceRequest"];
+            /**
+             * @description Which requests may reuse an idle server connection opened for another client.
+             *
+             *     * `never` - Never
+             *     * `safe` - Safe
+             *     * `aggressive` - Aggressive
+             *     * `always` - Always
+             */
+            http_reuse?: components["schemas"]["HttpReuseEnum"];
+            /** @description Idle server connections kept per member for reuse; -1 = no limit, 0 = none. */
+            pool_max_conn?: number;
+            /** @description How often idle server connections beyond need are closed. */
+            pool_purge_delay_ms?: number;
+            /** @description Re-encrypt: connect to members over TLS. */
+            tls?: boolean;
+            /** @description Verify members' certificates against tls_ca. */
+            tls_verify?: boolean;
+            /** @description CA bundle that verifies members' certificates. */
+            tls_ca?: number | null;
+            /** @description SNI sent to members: empty for none, a host name, or @host for the client's Host. */
+            tls_sni?: string;
+            proxy_protocol?: components["schemas"]["ProxyProtocolEnum"];
+            connect_timeout_ms?: number;
+            server_timeout_ms?: number;
+            queue_timeout_ms?: number;
+            /** @description HTML answered (503) when no member can take a request; empty for HAProxy's page. */
+            maintenance_page?: string;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        PatchedRuleRequest: {
+            virtual_service?: number;
+            /** @description 0 is evaluated first. On create, omitted = last; others move down to make room. */
+            position?: number;
+            name?: string;
+            enabled?: boolean;
+            /** @description All must match (AND). */
+            conditions?: components["schemas"]["ConditionRequest"][];
+            action?: components["schemas"]["ActionEnum"];
+            pool?: number | null;
+            redirect_code?: components["schemas"]["RedirectCodeEnum"];
+            redirect_location?: string;
+            deny_status?: components["schemas"]["DenyStatusEnum"];
+            header_name?: string;
+            header_value?: string;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         PatchedVirtualServiceRequest: {
             name?: string;
             vip?: string;
@@ -565,28 +1136,211 @@ export interface components {
             enabled?: boolean;
             default_pool?: number;
             description?: string;
+            /** @description Served to clients that send no SNI or an unknown name. */
+            default_certificate?: number | null;
+            /** @description Further certificates, chosen by the name the client asks for (SNI). */
+            sni_certificates?: number[];
+            tls_policy?: components["schemas"]["TlsPolicyEnum"];
+            client_auth?: components["schemas"]["ClientAuthEnum"];
+            /** @description CA bundle that client certificates must chain to. */
+            client_ca?: number | null;
+            /** @description Offer HTTP/2 to TLS clients (ALPN h2). */
+            alpn_h2?: boolean;
+            /** @description 0 = no HSTS header. */
+            hsts_max_age_s?: number;
+            /** @description Answer every request with a redirect to https. */
+            redirect_https?: boolean;
+            allow_cidrs?: string[];
+            deny_cidrs?: string[];
+            /** @description Requests per source address per period before 429; 0 = off. */
+            rate_limit_requests?: number;
+            rate_limit_period_s?: number;
+            /** @description Concurrent connections per source address; 0 = off. */
+            conn_limit?: number;
+            max_connections?: number;
+            /**
+             * Format: int64
+             * @description Larger request bodies, and bodies of unannounced length, get 413; 0 = no limit.
+             */
+            max_body_bytes?: number;
+            compression?: boolean;
+            compression_types?: string[];
+            forwarded?: components["schemas"]["ForwardedEnum"];
+            client_timeout_ms?: number;
+            /** @description Time allowed for a whole request head (slow clients). */
+            http_request_timeout_ms?: number;
+            keep_alive_timeout_ms?: number;
+            error_pages?: components["schemas"]["ErrorPageRequest"][];
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /** @description How a client keeps its server. Fields that do not apply to ``type`` are ignored. */
+        Persistence: {
+            /** @default none */
+            type: components["schemas"]["PersistenceTypeEnum"];
+            /** @default SERVERID */
+            cookie_name: string;
+            /** @default true */
+            indirect: boolean;
+            /** @default true */
+            nocache: boolean;
+            /** @default true */
+            httponly: boolean;
+            /** @default false */
+            secure: boolean;
+            /** @default 0 */
+            max_idle_s: number;
+            /** @default 0 */
+            max_life_s: number;
+            /** @default  */
+            header_name: string;
+            /** @default 1800 */
+            timeout_s: number;
+            /** @default 32 */
+            ipv4_mask: number;
+            /** @default 128 */
+            ipv6_mask: number;
+            /** @default 100000 */
+            table_size: number;
+            /** @default false */
+            fallback_source: boolean;
+        };
+        /** @description How a client keeps its server. Fields that do not apply to ``type`` are ignored. */
+        PersistenceRequest: {
+            /** @default none */
+            type: components["schemas"]["PersistenceTypeEnum"];
+            /** @default SERVERID */
+            cookie_name: string;
+            /** @default true */
+            indirect: boolean;
+            /** @default true */
+            nocache: boolean;
+            /** @default true */
+            httponly: boolean;
+            /** @default false */
+            secure: boolean;
+            /** @default 0 */
+            max_idle_s: number;
+            /** @default 0 */
+            max_life_s: number;
+            /** @default  */
+            header_name: string;
+            /** @default 1800 */
+            timeout_s: number;
+            /** @default 32 */
+            ipv4_mask: number;
+            /** @default 128 */
+            ipv6_mask: number;
+            /** @default 100000 */
+            table_size: number;
+            /** @default false */
+            fallback_source: boolean;
+        };
+        /**
+         * @description * `none` - none
+         *     * `cookie_insert` - cookie_insert
+         *     * `cookie_rewrite` - cookie_rewrite
+         *     * `cookie_prefix` - cookie_prefix
+         *     * `app_cookie` - app_cookie
+         *     * `source` - source
+         *     * `ssl_session_id` - ssl_session_id
+         *     * `header` - header
+         * @enum {string}
+         */
+        PersistenceTypeEnum: "none" | "cookie_insert" | "cookie_rewrite" | "cookie_prefix" | "app_cookie" | "source" | "ssl_session_id" | "header";
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         Pool: {
             readonly id: number;
             name: string;
             algorithm?: components["schemas"]["AlgorithmEnum"];
             description?: string;
+            persistence?: components["schemas"]["Persistence"];
+            /**
+             * @description Which requests may reuse an idle server connection opened for another client.
+             *
+             *     * `never` - Never
+             *     * `safe` - Safe
+             *     * `aggressive` - Aggressive
+             *     * `always` - Always
+             */
+            http_reuse?: components["schemas"]["HttpReuseEnum"];
+            /** @description Idle server connections kept per member for reuse; -1 = no limit, 0 = none. */
+            pool_max_conn?: number;
+            /** @description How often idle server connections beyond need are closed. */
+            pool_purge_delay_ms?: number;
+            /** @description Re-encrypt: connect to members over TLS. */
+            tls?: boolean;
+            /** @description Verify members' certificates against tls_ca. */
+            tls_verify?: boolean;
+            /** @description CA bundle that verifies members' certificates. */
+            tls_ca?: number | null;
+            /** @description SNI sent to members: empty for none, a host name, or @host for the client's Host. */
+            tls_sni?: string;
+            proxy_protocol?: components["schemas"]["ProxyProtocolEnum"];
+            connect_timeout_ms?: number;
+            server_timeout_ms?: number;
+            queue_timeout_ms?: number;
+            /** @description HTML answered (503) when no member can take a request; empty for HAProxy's page. */
+            maintenance_page?: string;
             readonly members: components["schemas"]["Member"][];
             readonly health_check: components["schemas"]["HealthCheck"] | null;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         PoolRequest: {
             name: string;
             algorithm?: components["schemas"]["AlgorithmEnum"];
             description?: string;
+            persistence?: components["schemas"]["PersistenceRequest"];
+            /**
+             * @description Which requests may reuse an idle server connection opened for another client.
+             *
+             *     * `never` - Never
+             *     * `safe` - Safe
+             *     * `aggressive` - Aggressive
+             *     * `always` - Always
+             */
+            http_reuse?: components["schemas"]["HttpReuseEnum"];
+            /** @description Idle server connections kept per member for reuse; -1 = no limit, 0 = none. */
+            pool_max_conn?: number;
+            /** @description How often idle server connections beyond need are closed. */
+            pool_purge_delay_ms?: number;
+            /** @description Re-encrypt: connect to members over TLS. */
+            tls?: boolean;
+            /** @description Verify members' certificates against tls_ca. */
+            tls_verify?: boolean;
+            /** @description CA bundle that verifies members' certificates. */
+            tls_ca?: number | null;
+            /** @description SNI sent to members: empty for none, a host name, or @host for the client's Host. */
+            tls_sni?: string;
+            proxy_protocol?: components["schemas"]["ProxyProtocolEnum"];
+            connect_timeout_ms?: number;
+            server_timeout_ms?: number;
+            queue_timeout_ms?: number;
+            /** @description HTML answered (503) when no member can take a request; empty for HAProxy's page. */
+            maintenance_page?: string;
         };
         /**
          * @description * `http` - HTTP (layer 7)
+         *     * `https` - HTTPS (TLS offload, layer 7)
          *     * `tcp` - TCP (layer 4 proxy)
          * @enum {string}
          */
-        ProtocolEnum: "http" | "tcp";
+        ProtocolEnum: "http" | "https" | "tcp";
+        /**
+         * @description * `none` - None
+         *     * `v1` - V1
+         *     * `v2` - V2
+         * @enum {string}
+         */
+        ProxyProtocolEnum: "none" | "v1" | "v2";
         PublishError: {
             detail: string;
             problems: components["schemas"]["PublishProblem"][];
@@ -595,7 +1349,21 @@ export interface components {
             path: string;
             message: string;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description * `301` - 301
+         *     * `302` - 302
+         *     * `303` - 303
+         *     * `307` - 307
+         *     * `308` - 308
+         * @enum {integer}
+         */
+        RedirectCodeEnum: 301 | 302 | 303 | 307 | 308;
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         Revision: {
             readonly id: number;
             readonly number: number;
@@ -605,7 +1373,12 @@ export interface components {
             readonly created_at: string;
             readonly nodes: components["schemas"]["NodeRevision"][];
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         RevisionDetail: {
             readonly id: number;
             readonly number: number;
@@ -616,19 +1389,90 @@ export interface components {
             readonly nodes: components["schemas"]["NodeRevision"][];
             readonly snapshot: unknown;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         RevisionRequest: {
             message?: string;
         };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        Rule: {
+            readonly id: number;
+            virtual_service: number;
+            /** @description 0 is evaluated first. On create, omitted = last; others move down to make room. */
+            position?: number;
+            name: string;
+            enabled?: boolean;
+            /** @description All must match (AND). */
+            conditions: components["schemas"]["Condition"][];
+            action: components["schemas"]["ActionEnum"];
+            pool?: number | null;
+            redirect_code?: components["schemas"]["RedirectCodeEnum"];
+            redirect_location?: string;
+            deny_status?: components["schemas"]["DenyStatusEnum"];
+            header_name?: string;
+            header_value?: string;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        RuleRequest: {
+            virtual_service: number;
+            /** @description 0 is evaluated first. On create, omitted = last; others move down to make room. */
+            position?: number;
+            name: string;
+            enabled?: boolean;
+            /** @description All must match (AND). */
+            conditions: components["schemas"]["ConditionRequest"][];
+            action: components["schemas"]["ActionEnum"];
+            pool?: number | null;
+            redirect_code?: components["schemas"]["RedirectCodeEnum"];
+            redirect_location?: string;
+            deny_status?: components["schemas"]["DenyStatusEnum"];
+            header_name?: string;
+            header_value?: string;
+        };
+        /**
+         * @description * `400` - 400
+         *     * `401` - 401
+         *     * `403` - 403
+         *     * `404` - 404
+         *     * `405` - 405
+         *     * `407` - 407
+         *     * `408` - 408
+         *     * `410` - 410
+         *     * `413` - 413
+         *     * `425` - 425
+         *     * `429` - 429
+         *     * `500` - 500
+         *     * `501` - 501
+         *     * `502` - 502
+         *     * `503` - 503
+         *     * `504` - 504
+         * @enum {integer}
+         */
+        StatusEnum: 400 | 401 | 403 | 404 | 405 | 407 | 408 | 410 | 413 | 425 | 429 | 500 | 501 | 502 | 503 | 504;
+        /**
+         * @description * `modern` - Modern
+         *     * `intermediate` - Intermediate
+         *     * `legacy` - Legacy
+         * @enum {string}
+         */
+        TlsPolicyEnum: "modern" | "intermediate" | "legacy";
         Token: {
             readonly token: string;
         };
-        /**
-         * @description * `tcp` - TCP connect
-         *     * `http` - HTTP GET
-         * @enum {string}
-         */
-        TypeEnum: "tcp" | "http";
         User: {
             readonly id: number;
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
@@ -639,7 +1483,12 @@ export interface components {
              */
             readonly is_superuser: boolean;
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         VirtualService: {
             readonly id: number;
             name: string;
@@ -649,8 +1498,48 @@ export interface components {
             enabled?: boolean;
             default_pool: number;
             description?: string;
+            /** @description Served to clients that send no SNI or an unknown name. */
+            default_certificate?: number | null;
+            /** @description Further certificates, chosen by the name the client asks for (SNI). */
+            sni_certificates?: number[];
+            tls_policy?: components["schemas"]["TlsPolicyEnum"];
+            client_auth?: components["schemas"]["ClientAuthEnum"];
+            /** @description CA bundle that client certificates must chain to. */
+            client_ca?: number | null;
+            /** @description Offer HTTP/2 to TLS clients (ALPN h2). */
+            alpn_h2?: boolean;
+            /** @description 0 = no HSTS header. */
+            hsts_max_age_s?: number;
+            /** @description Answer every request with a redirect to https. */
+            redirect_https?: boolean;
+            allow_cidrs?: string[];
+            deny_cidrs?: string[];
+            /** @description Requests per source address per period before 429; 0 = off. */
+            rate_limit_requests?: number;
+            rate_limit_period_s?: number;
+            /** @description Concurrent connections per source address; 0 = off. */
+            conn_limit?: number;
+            max_connections?: number;
+            /**
+             * Format: int64
+             * @description Larger request bodies, and bodies of unannounced length, get 413; 0 = no limit.
+             */
+            max_body_bytes?: number;
+            compression?: boolean;
+            compression_types?: string[];
+            forwarded?: components["schemas"]["ForwardedEnum"];
+            client_timeout_ms?: number;
+            /** @description Time allowed for a whole request head (slow clients). */
+            http_request_timeout_ms?: number;
+            keep_alive_timeout_ms?: number;
+            error_pages?: components["schemas"]["ErrorPage"][];
         };
-        /** @description A ModelSerializer that refuses unknown fields instead of silently ignoring them. */
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
         VirtualServiceRequest: {
             name: string;
             vip: string;
@@ -659,6 +1548,41 @@ export interface components {
             enabled?: boolean;
             default_pool: number;
             description?: string;
+            /** @description Served to clients that send no SNI or an unknown name. */
+            default_certificate?: number | null;
+            /** @description Further certificates, chosen by the name the client asks for (SNI). */
+            sni_certificates?: number[];
+            tls_policy?: components["schemas"]["TlsPolicyEnum"];
+            client_auth?: components["schemas"]["ClientAuthEnum"];
+            /** @description CA bundle that client certificates must chain to. */
+            client_ca?: number | null;
+            /** @description Offer HTTP/2 to TLS clients (ALPN h2). */
+            alpn_h2?: boolean;
+            /** @description 0 = no HSTS header. */
+            hsts_max_age_s?: number;
+            /** @description Answer every request with a redirect to https. */
+            redirect_https?: boolean;
+            allow_cidrs?: string[];
+            deny_cidrs?: string[];
+            /** @description Requests per source address per period before 429; 0 = off. */
+            rate_limit_requests?: number;
+            rate_limit_period_s?: number;
+            /** @description Concurrent connections per source address; 0 = off. */
+            conn_limit?: number;
+            max_connections?: number;
+            /**
+             * Format: int64
+             * @description Larger request bodies, and bodies of unannounced length, get 413; 0 = no limit.
+             */
+            max_body_bytes?: number;
+            compression?: boolean;
+            compression_types?: string[];
+            forwarded?: components["schemas"]["ForwardedEnum"];
+            client_timeout_ms?: number;
+            /** @description Time allowed for a whole request head (slow clients). */
+            http_request_timeout_ms?: number;
+            keep_alive_timeout_ms?: number;
+            error_pages?: components["schemas"]["ErrorPageRequest"][];
         };
     };
     responses: never;
@@ -801,6 +1725,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Token"];
+                };
+            };
+        };
+    };
+    certificates_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCertificateList"];
+                };
+            };
+        };
+    };
+    certificates_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CertificateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Certificate"];
+                };
+            };
+        };
+    };
+    certificates_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this certificate. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Certificate"];
+                };
+            };
+        };
+    };
+    certificates_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this certificate. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    certificates_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this certificate. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedCertificateUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Certificate"];
+                };
+            };
+        };
+    };
+    certificates_generate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CertificateGenerateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Certificate"];
                 };
             };
         };
@@ -1087,6 +2150,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Member"];
+                };
+            };
+        };
+    };
+    members_runtime_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this member. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MemberRuntimeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberRuntimeResult"];
+                };
+            };
+            /** @description not changed: not live yet, or the check failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishError"];
                 };
             };
         };
@@ -1449,6 +2547,150 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RevisionDetail"];
+                };
+            };
+        };
+    };
+    rules_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description only this service's rules, in order */
+                virtual_service?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRuleList"];
+                };
+            };
+        };
+    };
+    rules_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    rules_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    rules_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    rules_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    rules_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRuleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
                 };
             };
         };
