@@ -80,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.api, "api", "", "base URL of the Fulcrum API, e.g. https://fulcrum:8443 (required)")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding this node's API token (required)")
-	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/fulcrum-agent", "state directory: live and last-good configs, run/, state.json")
+	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/fulcrum-agent", "state directory: file sets (bundles/, live and last-good links), run/, state.json")
 	fs.StringVar(&o.haproxyBin, "haproxy", "haproxy", "haproxy executable")
 	fs.StringVar(&o.execPrefix, "exec-prefix", "", `words prepended to the haproxy start command, e.g. "ip netns exec fl-lb"`)
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "long-poll wait asked of the API (the API caps it at 55s)")
@@ -127,12 +127,12 @@ func newAgent(o options, logger *slog.Logger) (*apply.Agent, error) {
 	if err := store.Init(); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	hap := haproxy.New(o.haproxyBin, strings.Fields(o.execPrefix), o.stateDir)
+	hap := haproxy.New(o.haproxyBin, strings.Fields(o.execPrefix), store.LiveDir(), store.RunDir())
 	hap.Logger = logger
 	return &apply.Agent{
 		Source:   api,
 		Reporter: api,
-		Applier:  &apply.Applier{Store: store, Files: apply.Files{"haproxy.cfg": hap}, Logger: logger},
+		Applier:  &apply.Applier{Store: store, Daemon: hap, Logger: logger},
 		Wait:     o.wait,
 		Backoff:  apply.Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   logger,

@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"fulcrum/agents/internal/apply"
+	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/haproxytest"
@@ -34,9 +36,13 @@ type fakeAPI struct {
 }
 
 func (f *fakeAPI) publish(rev int64, cfg string) {
+	f.publishFiles(rev, map[string]string{bundle.MainFile: cfg})
+}
+
+func (f *fakeAPI) publishFiles(rev int64, files map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.newest = &client.Bundle{Revision: rev, Node: "lb1", Files: map[string]string{"haproxy.cfg": cfg}}
+	f.newest = &client.Bundle{Revision: rev, Node: "lb1", Files: files}
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -122,22 +128,30 @@ func (s *syncBuffer) String() string {
 // checked by substring where it matters.
 var ignoreMessage = cmpopts.IgnoreFields(client.Report{}, "Message")
 
+// haproxyIn returns a Manager for the HAProxy of the agent whose state
+// directory is dir.
+func haproxyIn(bin, dir string) *haproxy.Manager {
+	store := apply.Store{Dir: dir}
+	return haproxy.New(bin, nil, store.LiveDir(), store.RunDir())
+}
+
 // TestAgentEndToEnd runs the whole agent against a fake API and the real
 // HAProxy: two revisions go live under traffic, a broken one is refused,
-// a dead HAProxy is restarted, HAProxy outlives the agent, and a restarted
-// agent resumes it.
+// a dead HAProxy is restarted, HAProxy outlives the agent, a restarted
+// agent resumes it, and a weight change goes live without a reload.
 func TestAgentEndToEnd(t *testing.T) {
 	bin := haproxytest.Binary(t)
 	dir := t.TempDir()
 	t.Cleanup(func() {
-		if err := haproxy.New(bin, nil, dir).Stop(context.Background()); err != nil {
+		if err := haproxyIn(bin, dir).Stop(context.Background()); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
 	port := haproxytest.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), port)
-	cfgB := haproxytest.Config(haproxytest.Backend(t, "B"), port)
+	addrA, addrB := haproxytest.Backend(t, "A"), haproxytest.Backend(t, "B")
+	cfgA := haproxytest.Config(addrA, port)
+	cfgB := haproxytest.Config(addrB, port)
 	api := &fakeAPI{}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
@@ -188,7 +202,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	}
 
 	// HAProxy dies under the running agent: restarted within a poll.
-	if err := haproxy.New(bin, nil, dir).Stop(context.Background()); err != nil {
+	if err := haproxyIn(bin, dir).Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	haproxytest.WaitFor(t, url, "B", 10*time.Second)
@@ -202,7 +216,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	}
 
 	// Simulate a reboot: HAProxy gone, agent restarted with a new revision waiting.
-	if err := haproxy.New(bin, nil, dir).Stop(context.Background()); err != nil {
+	if err := haproxyIn(bin, dir).Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	api.publish(4, cfgA)
@@ -217,6 +231,42 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Errorf("reports mismatch (-want +got):\n%s", diff)
 	}
 	haproxytest.WaitFor(t, url, "A", 5*time.Second)
+
+	// A pool, then a weight change: applied through the runtime API, the
+	// worker stays and the traffic follows.
+	pool := func(weightA int) map[string]string {
+		return haproxytest.Pool(port,
+			haproxytest.PoolServer{Name: "s1", Addr: addrA, Weight: weightA},
+			haproxytest.PoolServer{Name: "s2", Addr: addrB, Weight: 1})
+	}
+	api.publishFiles(5, pool(1))
+	if code := run(context.Background(), append(args, "--once"), &onceLogs); code != 0 {
+		t.Fatalf("--once exited %d", code)
+	}
+	before, err := haproxyIn(bin, dir).CLI().ShowProc(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.publishFiles(6, pool(0))
+	if code := run(context.Background(), append(args, "--once"), &onceLogs); code != 0 {
+		t.Fatalf("--once exited %d", code)
+	}
+	reports = api.awaitReports(t, 6)
+	if got := reports[5]; got.State != client.StateApplied || got.Message != "applied at runtime without reload: 1 server change(s)" {
+		t.Errorf("revision 6 report = %+v, want applied at runtime", got)
+	}
+	after, err := haproxyIn(bin, dir).CLI().ShowProc(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Reloads != before.Reloads || !cmp.Equal(after.Workers, before.Workers) {
+		t.Errorf("the weight change reloaded haproxy: %+v -> %+v", before, after)
+	}
+	for range 10 {
+		if got, err := haproxytest.Get(url); err != nil || got != "B" {
+			t.Fatalf("with s1 at weight 0 got %q (err %v), want B", got, err)
+		}
+	}
 }
 
 func TestOnceBadToken(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/clock"
 )
 
 // Source yields the desired revision; client.Client implements it.
@@ -164,14 +165,7 @@ func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
 	if a.Sleep != nil {
 		return a.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return clock.Sleep(ctx, d)
 }
 
 func (a *Agent) logger() *slog.Logger {

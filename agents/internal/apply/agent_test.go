@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 )
 
@@ -24,7 +25,7 @@ func runAgent(t *testing.T, s Store, d *fakeDaemon, src *fakeSource, rep *fakeRe
 	a := &Agent{
 		Source:   src,
 		Reporter: rep,
-		Applier:  &Applier{Store: s, Files: Files{"haproxy.cfg": d}},
+		Applier:  &Applier{Store: s, Daemon: d},
 		Wait:     30 * time.Second,
 		Backoff:  Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -42,8 +43,8 @@ func runAgent(t *testing.T, s Store, d *fakeDaemon, src *fakeSource, rep *fakeRe
 func TestAgent(t *testing.T) {
 	cfgA, cfgB := readTestdata(t, "a.cfg"), readTestdata(t, "b.cfg")
 	down := sourceAnswer{err: errors.New("connection refused")}
-	rev2 := sourceAnswer{bundle: bundle(2, map[string]string{"haproxy.cfg": cfgB})}
-	bad3 := sourceAnswer{bundle: bundle(3, map[string]string{"haproxy.cfg": "bogus"})}
+	rev2 := sourceAnswer{bundle: newBundle(2, cfgOnly(cfgB))}
+	bad3 := sourceAnswer{bundle: newBundle(3, cfgOnly("bogus"))}
 	tests := []struct {
 		name        string
 		answers     []sourceAnswer
@@ -73,7 +74,7 @@ func TestAgent(t *testing.T) {
 		{
 			name:        "new revision applied once and reported",
 			answers:     []sourceAnswer{rev2, {}},
-			wantCalls:   []string{"check haproxy.cfg.staged", "reload"},
+			wantCalls:   []string{"check", "reload"},
 			wantReports: []client.Report{{Revision: 2, State: client.StateApplied, Message: "applied haproxy.cfg"}},
 			wantKnown:   []int64{1, 2, 2},
 			wantLive:    cfgB,
@@ -83,8 +84,8 @@ func TestAgent(t *testing.T) {
 			answers:     []sourceAnswer{bad3, bad3, bad3},
 			checkErr:    errors.New("unknown keyword 'bogus'"),
 			wantSleeps:  []time.Duration{30e9, 30e9},
-			wantCalls:   []string{"check haproxy.cfg.staged"},
-			wantReports: []client.Report{{Revision: 3, State: client.StateFailed, Message: "haproxy.cfg: unknown keyword 'bogus'"}},
+			wantCalls:   []string{"check"},
+			wantReports: []client.Report{{Revision: 3, State: client.StateFailed, Message: "unknown keyword 'bogus'"}},
 			wantKnown:   []int64{1, 1, 1, 1},
 			wantLive:    cfgA,
 		},
@@ -93,7 +94,7 @@ func TestAgent(t *testing.T) {
 			answers:     []sourceAnswer{rev2, {}},
 			reportFails: 2,
 			wantSleeps:  []time.Duration{1e9, 2e9},
-			wantCalls:   []string{"check haproxy.cfg.staged", "reload"},
+			wantCalls:   []string{"check", "reload"},
 			wantReports: []client.Report{{Revision: 2, State: client.StateApplied, Message: "applied haproxy.cfg"}},
 			wantKnown:   []int64{1, 2, 2},
 			wantLive:    cfgB,
@@ -101,13 +102,16 @@ func TestAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStore(t, cfgA, 1)
+			s := newStore(t, cfgOnly(cfgA), 1)
 			d := &fakeDaemon{running: true, checkErr: tt.checkErr}
 			src := &fakeSource{answers: tt.answers}
 			rep := &fakeReporter{failN: tt.reportFails}
 			sleeps := runAgent(t, s, d, src, rep)
-			live, _, _ := s.Live("haproxy.cfg")
-			got := []any{sleeps, d.calls, rep.reports, src.known, live}
+			live, err := s.Live()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []any{sleeps, d.calls, rep.reports, src.known, live[bundle.MainFile]}
 			want := []any{tt.wantSleeps, tt.wantCalls, tt.wantReports, tt.wantKnown, tt.wantLive}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("[sleeps, daemon calls, reports, known, live] mismatch (-want +got):\n%s", diff)

@@ -2,26 +2,33 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 )
 
 // fakeDaemon records calls and fails them on demand.
 type fakeDaemon struct {
-	running    bool
-	checkErr   error
-	startErr   error
-	reloadErrs []error // consumed one per Reload call
-	calls      []string
+	running       bool
+	checkErr      error
+	startErr      error
+	reloadErrs    []error // consumed one per Reload call
+	setServersErr error   // returned by the first SetServers call
+	checked       map[string]string
+	calls         []string
 }
 
-func (d *fakeDaemon) Check(_ context.Context, path string) error {
-	d.calls = append(d.calls, "check "+filepath.Base(path))
+func (d *fakeDaemon) Check(_ context.Context, dir string) error {
+	d.calls = append(d.calls, "check")
+	d.checked, _ = ReadFiles(dir)
 	return d.checkErr
 }
 
@@ -42,6 +49,17 @@ func (d *fakeDaemon) Reload(context.Context) error {
 	}
 	err := d.reloadErrs[0]
 	d.reloadErrs = d.reloadErrs[1:]
+	return err
+}
+
+func (d *fakeDaemon) SetServers(_ context.Context, changes []bundle.ServerChange) error {
+	call := fmt.Sprintf("set-servers %d", len(changes))
+	for _, c := range changes {
+		call += fmt.Sprintf(" %s=%d/%s", c.To.Name(), c.To.Weight, c.To.Admin)
+	}
+	d.calls = append(d.calls, call)
+	err := d.setServersErr
+	d.setServersErr = nil
 	return err
 }
 
@@ -92,26 +110,62 @@ func readTestdata(t *testing.T, name string) string {
 	return string(b)
 }
 
-// newStore returns a state dir whose live haproxy.cfg is live at revision
-// rev, or an empty one when live is "".
-func newStore(t *testing.T, live string, rev int64) Store {
+// newStore returns a state dir whose live set is files, loaded at revision
+// rev, or an empty one when files is nil.
+func newStore(t *testing.T, files map[string]string, rev int64) Store {
 	t.Helper()
 	s := Store{Dir: t.TempDir()}
 	if err := s.Init(); err != nil {
 		t.Fatal(err)
 	}
-	if live != "" {
-		if err := os.WriteFile(s.LivePath("haproxy.cfg"), []byte(live), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		st := State{Revision: rev, Files: map[string]string{"haproxy.cfg": Digest(live)}}
-		if err := s.SetState(st); err != nil {
+	if files != nil {
+		makeLive(t, s, rev, files)
+		if err := s.SetState(State{Revision: rev, Files: Digests(files)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return s
 }
 
-func bundle(rev int64, files map[string]string) *client.Bundle {
+// makeLive swaps files in as the live set without recording them, as an
+// apply interrupted before its reload leaves them.
+func makeLive(t *testing.T, s Store, rev int64, files map[string]string) {
+	t.Helper()
+	st, err := s.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.Stage(rev, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Swap(dir, st.Files); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cfgOnly is a bundle's files holding just haproxy.cfg.
+func cfgOnly(cfg string) map[string]string { return map[string]string{bundle.MainFile: cfg} }
+
+// with returns files plus the given name/content pairs.
+func with(files map[string]string, nameContent ...string) map[string]string {
+	out := maps.Clone(files)
+	for i := 0; i+1 < len(nameContent); i += 2 {
+		out[nameContent[i]] = nameContent[i+1]
+	}
+	return out
+}
+
+// serversJSON renders a servers.json.
+func serversJSON(t *testing.T, structure string, servers ...bundle.Server) string {
+	t.Helper()
+	b, err := json.Marshal(bundle.Servers{Structure: structure, Servers: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func newBundle(rev int64, files map[string]string) *client.Bundle {
 	return &client.Bundle{Revision: rev, Node: "lb1", Files: files}
 }

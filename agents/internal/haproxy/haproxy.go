@@ -1,7 +1,8 @@
 // Package haproxy runs HAProxy in master-worker mode for the node agent:
 // it validates configurations, starts the master daemonized so that it
-// outlives the agent, and reloads it seamlessly through the master CLI,
-// confirming each reload from the master's process table.
+// outlives the agent, reloads it seamlessly through the master CLI,
+// confirming each reload from the master's process table, and changes
+// server weights and admin states through the current worker's runtime API.
 package haproxy
 
 import (
@@ -16,12 +17,27 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"fulcrum/agents/internal/bundle"
+	"fulcrum/agents/internal/clock"
 )
 
-// RunDirEnv names the environment variable through which rendered configs
-// find the runtime directory (stats socket), e.g.
-// stats socket "${FULCRUM_RUN_DIR}/haproxy.sock" ... expose-fd listeners.
-const RunDirEnv = "FULCRUM_RUN_DIR"
+// Environment variables through which rendered configurations find their
+// directories.
+const (
+	// RunDirEnv names the runtime directory (stats socket), e.g.
+	// stats socket "${FULCRUM_RUN_DIR}/haproxy.sock" ... expose-fd listeners.
+	RunDirEnv = "FULCRUM_RUN_DIR"
+	// ConfDirEnv names the directory of the configuration being loaded,
+	// whose haproxy.d/ holds the files it refers to, e.g.
+	// "${FULCRUM_CONF_DIR}/haproxy.d/hosts.map".
+	ConfDirEnv = "FULCRUM_CONF_DIR"
+)
+
+// ServerStateFile, in the runtime directory, receives "show servers state"
+// before each reload, for a configuration that sets
+// server-state-file "${FULCRUM_RUN_DIR}/server-state".
+const ServerStateFile = "server-state"
 
 // Defaults for Manager's timeouts.
 const (
@@ -62,17 +78,18 @@ func (e *ReloadError) Error() string {
 	return e.Reason
 }
 
-// Manager controls one HAProxy master-worker instance whose files live in a
-// state directory: the live config DIR/haproxy.cfg and the runtime directory
-// DIR/run (master socket, stats socket, pid file).
+// Manager controls one HAProxy master-worker instance: its configuration
+// is ConfDir/haproxy.cfg and its runtime files are in RunDir.
 type Manager struct {
 	// Binary is the haproxy executable.
 	Binary string
 	// ExecPrefix is prepended to the start command, e.g.
 	// ["ip", "netns", "exec", "fl-lb"]. Checks run without it.
 	ExecPrefix []string
-	// ConfigPath is the live configuration file.
-	ConfigPath string
+	// ConfDir holds the live haproxy.cfg and haproxy.d/; exported to
+	// HAProxy as FULCRUM_CONF_DIR. The master keeps its environment across
+	// reloads, so this path must stay the same while its content changes.
+	ConfDir string
 	// RunDir holds the sockets and the pid file; exported to HAProxy as
 	// FULCRUM_RUN_DIR.
 	RunDir string
@@ -82,14 +99,10 @@ type Manager struct {
 	Logger *slog.Logger
 }
 
-// New returns a Manager for HAProxy binary with its files in stateDir.
-func New(binary string, execPrefix []string, stateDir string) *Manager {
-	return &Manager{
-		Binary:     binary,
-		ExecPrefix: execPrefix,
-		ConfigPath: filepath.Join(stateDir, "haproxy.cfg"),
-		RunDir:     filepath.Join(stateDir, "run"),
-	}
+// New returns a Manager for HAProxy binary loading confDir/haproxy.cfg and
+// keeping its runtime files in runDir.
+func New(binary string, execPrefix []string, confDir, runDir string) *Manager {
+	return &Manager{Binary: binary, ExecPrefix: execPrefix, ConfDir: confDir, RunDir: runDir}
 }
 
 // MasterSocket is the path of the master CLI socket.
@@ -101,12 +114,13 @@ func (m *Manager) PIDFile() string { return filepath.Join(m.RunDir, "haproxy.pid
 // CLI returns a client for the master CLI.
 func (m *Manager) CLI() MasterCLI { return MasterCLI{Socket: m.MasterSocket()} }
 
-// Check validates the configuration at path with "haproxy -c".
-func (m *Manager) Check(ctx context.Context, path string) error {
+// Check validates the configuration in dir with "haproxy -c", with
+// FULCRUM_CONF_DIR pointing at dir so that it reads dir's haproxy.d/ files.
+func (m *Manager) Check(ctx context.Context, dir string) error {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(m.CheckTimeout, DefaultCheckTimeout))
 	defer cancel()
-	cmd := exec.CommandContext(ctx, m.Binary, "-c", "-f", path)
-	cmd.Env = m.env()
+	cmd := exec.CommandContext(ctx, m.Binary, "-c", "-f", filepath.Join(dir, bundle.MainFile))
+	cmd.Env = m.env(dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		var exitErr *exec.ExitError
@@ -164,7 +178,7 @@ func (m *Manager) Start(ctx context.Context) error {
 			m.logger().Info("haproxy started", "master_pid", t.MasterPID, "workers", t.Workers)
 			return nil
 		}
-		if err := sleep(ctx, pollInterval); err != nil {
+		if err := clock.Sleep(ctx, pollInterval); err != nil {
 			return &ReloadError{Reason: fmt.Sprintf("haproxy started but its master CLI gave no worker within %s", timeout), Output: out}
 		}
 	}
@@ -182,9 +196,9 @@ func (m *Manager) launch(ctx context.Context) (string, error) {
 	defer os.Remove(logf.Name())
 	defer logf.Close()
 	argv := append(append([]string{}, m.ExecPrefix...), m.Binary,
-		"-W", "-D", "-S", m.MasterSocket(), "-f", m.ConfigPath, "-p", m.PIDFile())
+		"-W", "-D", "-S", m.MasterSocket(), "-f", filepath.Join(m.ConfDir, bundle.MainFile), "-p", m.PIDFile())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = m.env()
+	cmd.Env = m.env(m.ConfDir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// A session of its own: signals aimed at the agent's process group
 	// (Ctrl-C, systemd stopping the agent) must not reach HAProxy.
@@ -209,6 +223,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 	if err != nil {
 		return &ReloadError{Reason: "haproxy master is not answering: " + err.Error()}
 	}
+	m.saveServerState(ctx)
 	out, err := cli.Reload(ctx, timeout)
 	if err != nil {
 		return &ReloadError{Reason: "master cli reload: " + err.Error(), Output: out}
@@ -248,7 +263,7 @@ func (m *Manager) awaitReload(ctx context.Context, before ProcTable) (ProcTable,
 				return t, nil
 			}
 		}
-		if err := sleep(ctx, pollInterval); err != nil {
+		if err := clock.Sleep(ctx, pollInterval); err != nil {
 			return last, fmt.Errorf("reload not confirmed in time (last show proc: %+v, error: %v)", last, lastErr)
 		}
 	}
@@ -282,8 +297,10 @@ func (m *Manager) Stop(ctx context.Context) error {
 	return nil
 }
 
-func (m *Manager) env() []string {
-	return append(os.Environ(), RunDirEnv+"="+m.RunDir)
+// env is the agent's environment plus the runtime directory and the
+// directory of the configuration HAProxy is about to read.
+func (m *Manager) env(confDir string) []string {
+	return append(os.Environ(), RunDirEnv+"="+m.RunDir, ConfDirEnv+"="+confDir)
 }
 
 func (m *Manager) logger() *slog.Logger {
@@ -318,15 +335,4 @@ func orDefault(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"fulcrum/agents/internal/apply"
+	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/haproxytest"
@@ -32,7 +34,7 @@ func newNode(t *testing.T, execPrefix ...string) *node {
 	if err := store.Init(); err != nil {
 		t.Fatal(err)
 	}
-	m := haproxy.New(bin, execPrefix, store.Dir)
+	m := haproxy.New(bin, execPrefix, store.LiveDir(), store.RunDir())
 	t.Cleanup(func() {
 		if err := m.Stop(context.Background()); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -41,27 +43,35 @@ func newNode(t *testing.T, execPrefix ...string) *node {
 	port := haproxytest.FreePort(t)
 	return &node{
 		manager: m,
-		applier: &apply.Applier{Store: store, Files: apply.Files{"haproxy.cfg": m}},
+		applier: &apply.Applier{Store: store, Daemon: m},
 		url:     fmt.Sprintf("http://127.0.0.1:%d/", port),
 		port:    port,
 	}
 }
 
-// apply applies cfg as revision rev and checks the outcome.
+// apply applies a bundle holding only haproxy.cfg as revision rev and checks
+// the outcome.
 func (n *node) apply(t *testing.T, rev int64, cfg string, want client.State) client.Report {
+	t.Helper()
+	return n.applyFiles(t, rev, map[string]string{bundle.MainFile: cfg}, want)
+}
+
+// applyFiles applies files as revision rev and checks the outcome.
+func (n *node) applyFiles(t *testing.T, rev int64, files map[string]string, want client.State) client.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r := n.applier.Apply(ctx, &client.Bundle{Revision: rev, Files: map[string]string{"haproxy.cfg": cfg}})
+	r := n.applier.Apply(ctx, &client.Bundle{Revision: rev, Files: files})
 	if r.State != want {
 		t.Fatalf("revision %d: state %s, want %s; message:\n%s", rev, r.State, want, r.Message)
 	}
 	return r
 }
 
-func (n *node) live(t *testing.T) (string, int64) {
+// live returns the live files and revision.
+func (n *node) live(t *testing.T) (map[string]string, int64) {
 	t.Helper()
-	live, _, err := n.applier.Store.Live("haproxy.cfg")
+	live, err := n.applier.Store.Live()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +80,16 @@ func (n *node) live(t *testing.T) (string, int64) {
 		t.Fatal(err)
 	}
 	return live, rev
+}
+
+// showProc returns the master's process table.
+func (n *node) showProc(t *testing.T) haproxy.ProcTable {
+	t.Helper()
+	table, err := n.manager.CLI().ShowProc(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table
 }
 
 func requireNoFailures(t *testing.T, answers map[string]int, failures []string) {
@@ -93,11 +113,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := t.TempDir() + "/haproxy.cfg"
-			if err := os.WriteFile(path, []byte(tt.cfg), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			err := n.manager.Check(context.Background(), path)
+			err := n.manager.Check(context.Background(), writeTemp(t, tt.cfg))
 			var ce *haproxy.CheckError
 			switch {
 			case tt.wantErr == "" && err != nil:
@@ -175,19 +191,12 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	assertServing(t, n, cfgA, 1, "A")
 
 	traffic = haproxytest.StartTraffic(n.url, 4, 60*time.Second)
-	before, err := n.manager.CLI().ShowProc(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := n.showProc(t)
 	r = n.apply(t, 3, cfgA+"    bogus-keyword on\n", client.StateFailed)
 	if !strings.Contains(r.Message, "bogus-keyword") {
 		t.Errorf("message should carry haproxy's complaint:\n%s", r.Message)
 	}
-	after, err := n.manager.CLI().ShowProc(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.Reloads != before.Reloads {
+	if after := n.showProc(t); after.Reloads != before.Reloads {
 		t.Errorf("a config rejected by the check caused a reload (%d -> %d)", before.Reloads, after.Reloads)
 	}
 	assertServing(t, n, cfgA, 1, "A")
@@ -208,16 +217,16 @@ func TestStartFailure(t *testing.T) {
 	if !strings.Contains(r.Message, "cannot bind") && !strings.Contains(r.Message, "Address already in use") {
 		t.Errorf("message should name the bind failure:\n%s", r.Message)
 	}
-	if live, rev := n.live(t); live != "" || rev != 0 {
-		t.Errorf("live = %q at revision %d, want nothing", live, rev)
+	if live, rev := n.live(t); live != nil || rev != 0 {
+		t.Errorf("live = %v at revision %d, want nothing", live, rev)
 	}
 }
 
 func assertServing(t *testing.T, n *node, wantLive string, wantRev int64, wantAnswer string) {
 	t.Helper()
 	live, rev := n.live(t)
-	if live != wantLive || rev != wantRev {
-		t.Errorf("live config changed: revision %d, want %d; content equal: %v", rev, wantRev, live == wantLive)
+	if live[bundle.MainFile] != wantLive || rev != wantRev {
+		t.Errorf("live config changed: revision %d, want %d; content equal: %v", rev, wantRev, live[bundle.MainFile] == wantLive)
 	}
 	for range 20 {
 		got, err := haproxytest.Get(n.url)
@@ -227,11 +236,13 @@ func assertServing(t *testing.T, n *node, wantLive string, wantRev int64, wantAn
 	}
 }
 
-func writeTemp(t *testing.T, content string) string {
+// writeTemp writes cfg as haproxy.cfg in a new directory and returns the
+// directory, as Check takes it.
+func writeTemp(t *testing.T, cfg string) string {
 	t.Helper()
-	path := t.TempDir() + "/candidate.cfg"
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, bundle.MainFile), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return dir
 }

@@ -44,6 +44,20 @@ func (c MasterCLI) Reload(ctx context.Context, timeout time.Duration) (string, e
 	return out, err
 }
 
+// currentWorker is the master CLI prefix that forwards a command to the
+// current worker: "@<n>" addresses a current process by its relative number,
+// and the single current worker of HAProxy 2.5+ is 1 (old workers are only
+// reachable as "@!<pid>"). The prefix covers one command up to ";" or the
+// end of the line, so each exchange carries exactly one command.
+const currentWorker = "@1 "
+
+// Worker sends one runtime API command to the current worker and returns
+// its answer. HAProxy answers most "set" commands with an empty line when
+// they succeed, and with a message when they do not.
+func (c MasterCLI) Worker(ctx context.Context, cmd string) (string, error) {
+	return c.exchange(ctx, currentWorker+cmd, cliTimeout)
+}
+
 func (c MasterCLI) exchange(ctx context.Context, cmd string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

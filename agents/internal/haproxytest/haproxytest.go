@@ -5,6 +5,9 @@ package haproxytest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -66,6 +69,20 @@ func HoldPort(t testing.TB) int {
 // listens on 127.0.0.1 at each of ports and forwards to backend. It refuses
 // to load without FULCRUM_RUN_DIR, proving the agent sets it.
 func Config(backend string, ports ...int) string {
+	return frontend(ports) + "    default_backend be\n\nbackend be\n    server s1 " + backend + "\n"
+}
+
+// IncludeConfig renders a configuration like Config whose frontend answers
+// every request with the content of haproxy.d/<leaf>, read through
+// FULCRUM_CONF_DIR, so the answer shows which file set HAProxy loaded.
+func IncludeConfig(leaf string, ports ...int) string {
+	return frontend(ports) + fmt.Sprintf(
+		"    http-request return status 200 content-type text/plain file \"${FULCRUM_CONF_DIR}/haproxy.d/%s\"\n", leaf)
+}
+
+// frontend renders the global and defaults sections and the start of
+// frontend "fe", bound to ports.
+func frontend(ports []int) string {
 	var b strings.Builder
 	b.WriteString(`global
     master-worker
@@ -85,7 +102,58 @@ frontend fe
 	for _, p := range ports {
 		fmt.Fprintf(&b, "    bind 127.0.0.1:%d\n", p)
 	}
-	fmt.Fprintf(&b, "    default_backend be\n\nbackend be\n    server s1 %s\n", backend)
+	return b.String()
+}
+
+// PoolServer is one server of Pool.
+type PoolServer struct {
+	// Name is the server name, Addr its host:port.
+	Name, Addr string
+	// Weight and Maint are its runtime settings.
+	Weight int
+	Maint  bool
+}
+
+// Pool renders a bundle as the API's compiler would: a frontend on port
+// balancing round-robin over servers in backend "pool-web", and
+// haproxy.d/servers.json listing them, whose structure hash is the SHA-256
+// of the configuration with every weight and admin state masked out.
+func Pool(port int, servers ...PoolServer) map[string]string {
+	type entry struct {
+		Backend string `json:"backend"`
+		Server  string `json:"server"`
+		Weight  int    `json:"weight"`
+		Admin   string `json:"admin"`
+	}
+	list := make([]entry, 0, len(servers))
+	for _, s := range servers {
+		admin := map[bool]string{false: "ready", true: "maint"}[s.Maint]
+		list = append(list, entry{Backend: "pool-web", Server: s.Name, Weight: s.Weight, Admin: admin})
+	}
+	sum := sha256.Sum256([]byte(poolConfig(port, servers, true)))
+	js, err := json.Marshal(map[string]any{"structure": hex.EncodeToString(sum[:]), "servers": list})
+	if err != nil {
+		panic(err)
+	}
+	return map[string]string{"haproxy.cfg": poolConfig(port, servers, false), "haproxy.d/servers.json": string(js)}
+}
+
+// poolConfig renders Pool's haproxy.cfg, with the runtime settings replaced
+// by placeholders when masked.
+func poolConfig(port int, servers []PoolServer, masked bool) string {
+	var b strings.Builder
+	b.WriteString(frontend([]int{port}))
+	b.WriteString("    default_backend pool-web\n\nbackend pool-web\n    balance roundrobin\n")
+	for _, s := range servers {
+		settings := fmt.Sprintf("weight %d", s.Weight)
+		if s.Maint {
+			settings += " disabled"
+		}
+		if masked {
+			settings = "<settings>"
+		}
+		fmt.Fprintf(&b, "    server %s %s %s\n", s.Name, s.Addr, settings)
+	}
 	return b.String()
 }
 
