@@ -16,6 +16,8 @@ packages=(
   ipvsadm:ipvsadm
   nginx:nginx-light
   curl:curl
+  ping:iputils-ping  # ping health checks (HAProxy external check)
+  openssl:openssl
   ip:iproute2
   ps:procps
   runuser:util-linux
