@@ -96,6 +96,7 @@ http {{
         add_header X-Echo-Client $http_x_client always;
         add_header X-Echo-XFF $http_x_forwarded_for always;
         add_header X-Echo-Forwarded $http_forwarded always;
+        add_header X-Echo-Client-Verify $http_x_ssl_client_verify always;
         location = / {{ return 200 "{name}\\n"; }}
         location = /health {{ return 200 "ok\\n"; }}
         location /wb/ {{ root {dir}/www; }}
@@ -105,6 +106,25 @@ http {{
             return 200 "{name}\\n";
         }}
         location / {{ return 200 "{name}\\n"; }}
+    }}
+    # TLS to the server (re-encryption, SSL session-ID persistence): the certificate's CN is
+    # the server's name, issued by the lab CA. Session IDs, not tickets, so that a resumed
+    # handshake carries the ID a balancer can stick on.
+    server {{
+        listen 443 ssl;
+        ssl_certificate {pki}/{name}.crt;
+        ssl_certificate_key {pki}/{name}.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:SSL:1m;
+        ssl_session_tickets off;
+        add_header X-Echo-Scheme $scheme always;
+        add_header X-Echo-Client-Verify $http_x_ssl_client_verify always;
+        location / {{ return 200 "{name}\\n"; }}
+    }}
+    # PROXY protocol from the balancer: answers the client address it was told.
+    server {{
+        listen 8080 proxy_protocol;
+        location / {{ return 200 "{name} $proxy_protocol_addr\\n"; }}
     }}
 }}
 """
@@ -211,6 +231,7 @@ class Lab:
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{TEMP_DIR_PREFIX}{self.prefix}-"))
             self.workdir.chmod(0o755)  # nginx workers (www-data) read the file set
             self._build_network()
+            self._make_pki()
             for name in SERVER_ADDRS:
                 self._write_server_files(name)
                 self.start_server(name)
@@ -299,6 +320,74 @@ class Lab:
         self._ip(name, "link", "set", "eth0", "up")
         self._ip(name, "route", "add", "default", "via", LB_SERVER_SIDE_ADDR)
 
+    # -- TLS material ------------------------------------------------------------------
+
+    @property
+    def pki(self) -> Path:
+        """The lab CA (``ca.crt``), a certificate per server (CN = its name) and a client
+        certificate (``client.pem``: certificate and key), all issued by that CA."""
+        if self.workdir is None:
+            raise LabError("lab is not up")
+        return self.workdir / "pki"
+
+    def _make_pki(self) -> None:
+        pki = self.pki
+        pki.mkdir()
+
+        def openssl(*args: str) -> None:
+            run_checked(["openssl", *args], timeout=30)
+
+        openssl(
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=Fulcrum lab CA",
+            "-keyout",
+            f"{pki}/ca.key",
+            "-out",
+            f"{pki}/ca.crt",
+        )
+        for name in (*SERVER_ADDRS, "client"):
+            openssl(
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-subj",
+                f"/CN={name}",
+                "-keyout",
+                f"{pki}/{name}.key",
+                "-out",
+                f"{pki}/{name}.csr",
+            )
+            openssl(
+                "x509",
+                "-req",
+                "-in",
+                f"{pki}/{name}.csr",
+                "-CA",
+                f"{pki}/ca.crt",
+                "-CAkey",
+                f"{pki}/ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-out",
+                f"{pki}/{name}.crt",
+            )
+        (pki / "client.pem").write_text((pki / "client.crt").read_text() + (pki / "client.key").read_text())
+        for path in pki.iterdir():
+            path.chmod(0o644)  # nginx workers run as www-data; this is throw-away test material
+
     # -- servers -----------------------------------------------------------------------
 
     def _server_dir(self, name: str) -> Path:
@@ -313,7 +402,7 @@ class Lab:
         for entry in WEBBENCH_MIX:
             if entry.size is not None:
                 (server_dir / "www" / "wb" / entry.name).write_bytes(webbench_file_content(entry))
-        (server_dir / "nginx.conf").write_text(NGINX_CONF.format(name=name, dir=server_dir))
+        (server_dir / "nginx.conf").write_text(NGINX_CONF.format(name=name, dir=server_dir, pki=self.pki))
 
     def start_server(self, name: str) -> None:
         """Start ``name``'s nginx (foreground child) and wait until it answers /health."""
