@@ -71,3 +71,20 @@ def test_console_shows_server_errors_and_creates_nothing(stack):
     before = stack.api.get("/api/v1/virtual-services/").json()["count"]
     playwright(stack, "validation.spec.ts")
     assert stack.api.get("/api/v1/virtual-services/").json()["count"] == before
+
+
+def _https(stack, *args):
+    proc = stack.lab.exec("cl", ["curl", "-sk", "--max-time", "3", *args], capture_output=True, text=True, timeout=10)
+    return proc.stdout.strip()
+
+
+def test_console_layer7_https_rules_and_runtime_drain(stack):
+    playwright(stack, "layer7-flow.spec.ts")
+    moved = _https(stack, "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", f"https://{VIP}/api/v1/users")
+    assert moved == f"301 https://{VIP}/api/v2"  # the rule moved to the top wins
+    bodies = collections.Counter(_https(stack, f"https://{VIP}/") for _ in range(20))
+    assert set(bodies) <= {"s2", "s3"}, bodies  # s1 was drained at runtime from the console
+
+
+def test_console_renders_rare_states(stack):
+    playwright(stack, "states.spec.ts")

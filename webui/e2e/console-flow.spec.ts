@@ -34,26 +34,29 @@ test('sign in, build pool and virtual service, apply, node applies it', async ({
   });
 
   await test.step('add an HTTP health check on /health', async () => {
-    await page.getByRole('button', { name: 'Add health check' }).click();
-    await page.getByLabel('Check type').selectOption('http');
-    await page.getByLabel('Path').fill('/health');
-    await page.getByLabel('Expected status').fill('200');
-    await page.getByLabel('Interval (ms)').fill('1000');
-    await page.getByLabel('Timeout (ms)').fill('500');
-    await page.getByLabel('Rise').fill('1');
-    await page.getByLabel('Fall').fill('2');
-    await page.getByRole('button', { name: 'Create health check' }).click();
-    await expect(page.getByRole('button', { name: 'Save health check' })).toBeVisible();
+    // The pool page has several timeouts (the pool's own below): stay within the panel.
+    const check = page.getByRole('region', { name: 'Health check' });
+    await check.getByRole('button', { name: 'Add health check' }).click();
+    await check.getByLabel('Check type').selectOption('http');
+    await check.getByLabel('Path').fill('/health');
+    await check.getByLabel('Expected status').fill('200');
+    await check.getByLabel('Interval (ms)').fill('1000');
+    await check.getByLabel('Timeout (ms)').fill('500');
+    await check.getByLabel('Rise').fill('1');
+    await check.getByLabel('Fall').fill('2');
+    await check.getByRole('button', { name: 'Create health check' }).click();
+    await expect(check.getByRole('button', { name: 'Save health check' })).toBeVisible();
     await snap(page, '03-pool-health-check');
   });
 
   await test.step('add the members', async () => {
-    const table = () => page.getByRole('table', { name: `Members of ${NAME}` });
+    const panel = page.getByRole('region', { name: 'Members' });
+    const table = () => panel.getByRole('table', { name: `Members of ${NAME}` });
     for (const member of members()) {
-      await page.getByLabel('Member name').fill(member.name);
-      await page.getByLabel('Address').fill(member.address);
-      await page.getByLabel('Port').fill(String(member.port));
-      await page.getByRole('button', { name: 'Add member' }).click();
+      await panel.getByLabel('Member name').fill(member.name);
+      await panel.getByLabel('Address').fill(member.address);
+      await panel.getByLabel('Port', { exact: true }).fill(String(member.port));
+      await panel.getByRole('button', { name: 'Add member' }).click();
       await expect(table().getByRole('rowheader', { name: member.name, exact: true })).toBeVisible();
     }
     await expect(table().getByRole('row')).toHaveCount(members().length + 1);
@@ -65,7 +68,7 @@ test('sign in, build pool and virtual service, apply, node applies it', async ({
     await page.getByRole('link', { name: 'New virtual service' }).first().click();
     await page.getByLabel('Name', { exact: true }).fill(NAME);
     await page.getByLabel('VIP').fill(vip());
-    await page.getByLabel('Port').fill('80');
+    await page.getByLabel('Port', { exact: true }).fill('80');
     await page.getByLabel('Protocol').selectOption('http');
     await page.getByLabel('Pool', { exact: true }).selectOption({ label: NAME });
     await snap(page, '05-service-new');

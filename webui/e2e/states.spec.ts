@@ -94,6 +94,7 @@ test('a new node shows its token once', async ({ page }) => {
 test('deleting a pool in use says what uses it', async ({ page }) => {
   await stubApi(page, {
     'GET pools/3/': { status: 200, body: pool },
+    'GET certificates/': { status: 200, body: list([]) },
     'DELETE pools/3/': { status: 409, body: { detail: 'still in use by: web' } },
   });
   await page.goto('/pools/3');
@@ -111,4 +112,39 @@ test('the empty console invites the first steps', async ({ page }) => {
   await page.goto('/services');
   await expect(page.getByText('No virtual services yet')).toBeVisible();
   await snap(page, '34-services-empty');
+});
+
+test('a runtime change before the member is applied says to apply first', async ({ page }) => {
+  await stubApi(page, {
+    'GET pools/3/': { status: 200, body: pool },
+    'GET certificates/': { status: 200, body: list([]) },
+    'POST members/13/runtime/': {
+      status: 409,
+      body: {
+        detail: 'Not changed.',
+        problems: [{ path: 'pools/web/members/s3', message: 'not in the live configuration yet; apply the pending changes first' }],
+      },
+    },
+  });
+  await page.goto('/pools/3');
+  await page.getByRole('group', { name: 'State of s3' }).getByRole('button', { name: 'Enable' }).click();
+  await expect(page.getByRole('alert')).toContainText('apply the pending changes first');
+  await snap(page, '35-runtime-not-live');
+});
+
+test('a certificate close to expiry is flagged, and one in use is not deleted', async ({ page }) => {
+  const cert = (id: number, name: string, days: number, warnings: string[] = []) => ({
+    id, name, description: '', certificate: '', chain: '', has_key: true, key_type: 'rsa-2048', subject: `CN=${name}.example.com`,
+    issuer: `CN=${name}.example.com`, sans: [`${name}.example.com`], not_before: at, not_after: at, expires_in_days: days,
+    fingerprint: 'ab', is_ca: false, warnings, created: at, updated: at,
+  });
+  await stubApi(page, {
+    'GET certificates/': { status: 200, body: list([cert(1, 'www', 300), cert(2, 'shop', 9, ['expires in 9 days', 'self-signed'])]) },
+    'DELETE certificates/2/': { status: 409, body: { detail: 'still in use by: virtual-services/shop' } },
+  });
+  await page.goto('/certificates');
+  await page.getByRole('button', { name: 'Delete certificate shop' }).click();
+  await page.getByRole('button', { name: 'Yes, delete: certificate shop' }).click();
+  await expect(page.getByRole('alert')).toContainText('still in use by: virtual-services/shop');
+  await snap(page, '36-certificate-in-use');
 });

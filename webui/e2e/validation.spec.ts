@@ -27,7 +27,7 @@ async function fillService(values: { name: string; vip: string; port: number }) 
   await page.goto('/services/new');
   await page.getByLabel('Name', { exact: true }).fill(values.name);
   await page.getByLabel('VIP').fill(values.vip);
-  await page.getByLabel('Port').fill(String(values.port));
+  await page.getByLabel('Port', { exact: true }).fill(String(values.port));
   await page.getByLabel('Pool', { exact: true }).selectOption({ label: POOL });
 }
 
@@ -87,11 +87,12 @@ test('a malformed VIP is refused before anything is sent', async () => {
 
 test('a member endpoint already in the pool shows the server error next to Address', async () => {
   await page.goto(`/pools/${poolId}`);
-  await page.getByLabel('Member name').fill('m2');
-  await page.getByLabel('Address').fill('192.0.2.10');
-  await page.getByLabel('Port').fill('8080');
-  await page.getByRole('button', { name: 'Add member' }).click();
-  await expect(page.getByLabel('Address')).toHaveAccessibleDescription(/already a member/);
+  const panel = page.getByRole('region', { name: 'Members' });
+  await panel.getByLabel('Member name').fill('m2');
+  await panel.getByLabel('Address').fill('192.0.2.10');
+  await panel.getByLabel('Port', { exact: true }).fill('8080');
+  await panel.getByRole('button', { name: 'Add member' }).click();
+  await expect(panel.getByLabel('Address')).toHaveAccessibleDescription(/already a member/);
   await snap(page, '23-validation-member-endpoint');
   const names = (await apiAs(page).list<Named & { pool: number }>('members/')).filter((m) => m.pool === poolId).map((m) => m.name);
   expect(names).toEqual(['m1']);

@@ -35,7 +35,8 @@ export function apiAs(page: Page) {
   const request = page.context().request;
   return {
     async list<T>(path: string): Promise<T[]> {
-      const response = await expectOk(await request.get(`/api/v1/${path}?limit=1000`), `GET ${path}`);
+      const query = path.includes('?') ? '&limit=1000' : '?limit=1000';
+      const response = await expectOk(await request.get(`/api/v1/${path}${query}`), `GET ${path}`);
       return ((await response.json()) as { results: T[] }).results;
     },
     async create<T>(path: string, data: unknown): Promise<T> {
@@ -60,4 +61,38 @@ export async function removeLeftovers(page: Page, name: string): Promise<void> {
   );
   for (const service of services) await api.remove(`virtual-services/${service.id}/`);
   for (const pool of pools) await api.remove(`pools/${pool.id}/`);
+}
+
+/**
+ * Removes what a previous layer-7 run left: the virtual service (its rules go with it), then
+ * the pool and the certificate it used, which the API refuses to delete while in use.
+ */
+export async function removeLayer7Leftovers(page: Page, names: { service: string; pool: string; certificate: string }): Promise<void> {
+  const api = apiAs(page);
+  for (const service of (await api.list<Named>('virtual-services/')).filter((s) => s.name === names.service)) {
+    await api.remove(`virtual-services/${service.id}/`);
+  }
+  for (const pool of (await api.list<Named>('pools/')).filter((p) => p.name === names.pool)) await api.remove(`pools/${pool.id}/`);
+  for (const cert of (await api.list<Named>('certificates/')).filter((c) => c.name === names.certificate)) {
+    await api.remove(`certificates/${cert.id}/`);
+  }
+}
+
+type RevisionNodes = { number: number; nodes: { node: string; state: string; message: string }[] };
+
+/** Waits until `node` reports revision `number` (applied or failed) and returns its report. */
+export async function waitForNodeReport(page: Page, number: number, node: string, timeoutMs = 60_000) {
+  const api = apiAs(page);
+  let report: RevisionNodes['nodes'][number] | undefined;
+  await expect
+    .poll(
+      async () => {
+        const revision = (await api.list<RevisionNodes>('revisions/')).find((r) => r.number === number);
+        report = revision?.nodes.find((n) => n.node === node);
+        return report?.state ?? 'missing';
+      },
+      { timeout: timeoutMs, intervals: [500] },
+    )
+    .toMatch(/^(applied|failed)$/);
+  return report!;
 }

@@ -4,6 +4,7 @@ import { SignOutButton } from '@/features/auth';
 const NAV = [
   { to: '/services', label: 'Virtual services' },
   { to: '/pools', label: 'Pools' },
+  { to: '/certificates', label: 'Certificates' },
   { to: '/revisions', label: 'Apply & history' },
   { to: '/nodes', label: 'Nodes' },
 ];

@@ -1,5 +1,6 @@
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router-dom';
 import { RequireAuth, SignInPage } from '@/features/auth';
+import { CertificatesPage } from '@/features/certificates';
 import { NodesPage } from '@/features/nodes';
 import { NewPoolPage, PoolDetailPage, PoolsPage } from '@/features/pools';
 import { RevisionsPage } from '@/features/revisions';
@@ -25,6 +26,7 @@ export const routes: RouteObject[] = [
       { path: 'pools', element: <PoolsPage /> },
       { path: 'pools/new', element: <NewPoolPage /> },
       { path: 'pools/:id', element: <PoolDetailPage /> },
+      { path: 'certificates', element: <CertificatesPage /> },
       { path: 'revisions', element: <RevisionsPage /> },
       { path: 'nodes', element: <NodesPage /> },
       { path: '*', element: <NotFoundPage /> },

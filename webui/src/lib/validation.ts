@@ -36,3 +36,50 @@ export const ipAddress = z
   });
 
 export const description = z.string().max(200, 'At most 200 characters.');
+
+// --- layer 7 -----------------------------------------------------------------------------
+
+/** Header, cookie and query-parameter names (compiler rules.FIELD_NAME_RE). */
+export const FIELD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const FIELD_NAME_HELP = "1-64 letters, digits, '_', '.' or '-'.";
+/** A value matched against requests or written into a header: printable ASCII without '. */
+export const TEXT_PATTERN = /^[\x20-\x26\x28-\x7e]{1,1024}$/;
+export const TEXT_HELP = "Printable ASCII, no single quote (') and no line breaks.";
+export const MIME_TYPE_PATTERN = /^[a-z0-9][a-z0-9.+-]*\/[a-z0-9*][a-z0-9.+*-]*$/;
+export const REDIRECT_PATTERN =
+  /^(https?:\/\/[A-Za-z0-9.:[\]-]+)?\/[A-Za-z0-9._~!&()*+,;=:@%/?-]{0,1023}$|^https?:\/\/[A-Za-z0-9.:[\]-]+$/;
+export const REDIRECT_HELP = 'An absolute URL (https://example.com/path) or a path (/new).';
+export const SNI_PATTERN = /^(@host|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/;
+
+/** The entries of a one-per-line textarea: trimmed, blank lines left out. */
+export function splitLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+}
+
+export function joinLines(values: readonly string[] | undefined): string {
+  return (values ?? []).join('\n');
+}
+
+/** A one-per-line textarea whose every entry must pass `valid`; the first bad one is named. */
+export function lineList(valid: (entry: string) => boolean, explain: (entry: string) => string) {
+  return z.string().superRefine((text, ctx) => {
+    const entries = splitLines(text);
+    const bad = entries.findIndex((entry) => !valid(entry));
+    if (bad >= 0) ctx.addIssue({ code: 'custom', message: `Entry ${bad + 1}: ${explain(entries[bad]!)}` });
+  });
+}
+
+/** An address or a CIDR block, IPv4 or IPv6 (host bits may be set, as the API allows). */
+export function isAddressOrCidr(value: string): boolean {
+  return [z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()].some((schema) => schema.safeParse(value).success);
+}
+
+export const cidrLines = lineList(isAddressOrCidr, (entry) => `not an address or CIDR block: '${entry}'`);
+
+/** A timeout in milliseconds, within the API's 100 ms - 24 h. */
+export function timeoutMs(label: string) {
+  return wholeNumber(label, 100, 86_400_000);
+}

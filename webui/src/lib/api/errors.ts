@@ -36,19 +36,64 @@ export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
   return result.data as T;
 }
 
-/** Field messages from a DRF validation error: `{field: ["msg", ...]}` → `{field: "msg msg"}`. */
-export function fieldErrors(error: unknown): Record<string, string> {
-  if (!(error instanceof ApiError) || error.status !== 400 || !isRecord(error.body)) return {};
-  const out: Record<string, string> = {};
+/** One message of a refusal, with the path of the field it concerns (`['persistence', 'cookie_name']`). */
+export type ServerFieldError = { path: string[]; message: string };
+
+// The compiler's messages name the part of a field they concern before a colon:
+// "0/values/0: regular expression does not compile", "cookie_name: invalid name 'a b'".
+const SUB_PATH = /^([A-Za-z0-9_]+(?:\/[A-Za-z0-9_]+)*): ([\s\S]+)$/;
+
+function collect(value: unknown, path: string[], out: ServerFieldError[]): void {
+  if (typeof value === 'string') {
+    const sub = path[0] === 'non_field_errors' ? null : SUB_PATH.exec(value);
+    out.push(sub ? { path: [...path, ...sub[1]!.split('/')], message: sub[2]! } : { path, message: value });
+  } else if (Array.isArray(value)) {
+    // DRF lists a nested list's errors item by item ({} for a valid item): the index is part of the path.
+    value.forEach((item, index) => collect(item, typeof item === 'string' ? path : [...path, String(index)], out));
+  } else if (isRecord(value)) {
+    for (const [key, nested] of Object.entries(value)) collect(nested, [...path, key], out);
+  }
+}
+
+/**
+ * Every field message of a DRF validation error, with its full path: nested serializers
+ * (`{persistence: {cookie_name: [..]}}`), list items (`{conditions: [{}, {kind: [..]}]}`,
+ * `{allow_cidrs: {"1": [..]}}`) and the compiler's sub-path prefixes all become path segments.
+ */
+export function serverFieldErrors(error: unknown): ServerFieldError[] {
+  if (!(error instanceof ApiError) || error.status !== 400 || !isRecord(error.body)) return [];
+  const out: ServerFieldError[] = [];
   for (const [field, messages] of Object.entries(error.body)) {
-    if (Array.isArray(messages)) out[field] = messages.map(String).join(' ');
-    else if (typeof messages === 'string' && field !== 'detail') out[field] = messages;
+    if (field !== 'detail') collect(messages, [field], out);
   }
   return out;
 }
 
-/** A one-line message for an error that no single field owns. */
+/** How the part of a field a message concerns is said to people: "Entry 2", "values/Entry 1". */
+export function describeSubPath(segments: readonly string[]): string {
+  return segments.map((segment) => (/^\d+$/.test(segment) ? `Entry ${Number(segment) + 1}` : segment)).join(' / ');
+}
+
+/** Field messages from a DRF validation error: `{field: ["msg", ...]}` → `{field: "msg msg"}`. */
+export function fieldErrors(error: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const { path, message } of serverFieldErrors(error)) {
+    const [field, ...rest] = path as [string, ...string[]];
+    const text = rest.length ? `${describeSubPath(rest)}: ${message}` : message;
+    out[field] = out[field] ? `${out[field]} ${text}` : text;
+  }
+  return out;
+}
+
+/** The reasons of a refusal that lists them (`{detail, problems: [{path, message}]}`). */
+export function refusalProblems(error: unknown): { path: string; message: string }[] {
+  if (!(error instanceof ApiError) || !isRecord(error.body) || !Array.isArray(error.body.problems)) return [];
+  return error.body.problems.filter(isRecord).map((p) => ({ path: String(p.path ?? ''), message: String(p.message ?? '') }));
+}
+
+/** A one-line message for an error that no single field owns (with a refusal's reasons). */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return 'Something went wrong.';
+  if (!(error instanceof Error)) return 'Something went wrong.';
+  const reasons = refusalProblems(error).map((p) => p.message);
+  return reasons.length ? `${error.message.replace(/\.$/, '')}: ${reasons.join('; ')}.` : error.message;
 }

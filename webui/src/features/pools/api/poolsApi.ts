@@ -1,5 +1,15 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { HealthCheck, HealthCheckRequest, Member, MemberRequest, MemberState, Pool, PoolRequest } from '../types';
+import type {
+  CertificateChoice,
+  HealthCheck,
+  HealthCheckRequest,
+  Member,
+  MemberRequest,
+  MemberRuntimeChange,
+  MemberRuntimeResult,
+  Pool,
+  PoolRequest,
+} from '../types';
 
 export function listPools(): Promise<Pool[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/pools/', { params: { query: { limit, offset } } })));
@@ -29,8 +39,13 @@ export function updateMember(id: number, body: MemberRequest): Promise<Member> {
   return unwrap(api.PUT('/api/v1/members/{id}/', { params: { path: { id } }, body }));
 }
 
-export function setMemberState(id: number, state: MemberState): Promise<Member> {
-  return unwrap(api.PATCH('/api/v1/members/{id}/', { params: { path: { id } }, body: { state } }));
+/**
+ * Changes a live member's weight or state now, through HAProxy's runtime API, as the next
+ * revision (other pending changes stay pending). Refused (409, `{detail, problems}`) while
+ * the member is not in the applied configuration yet.
+ */
+export function changeMemberAtRuntime(id: number, change: MemberRuntimeChange): Promise<MemberRuntimeResult> {
+  return unwrap(api.POST('/api/v1/members/{id}/runtime/', { params: { path: { id } }, body: change }));
 }
 
 export async function deleteMember(id: number): Promise<void> {
@@ -47,4 +62,10 @@ export function updateHealthCheck(id: number, body: HealthCheckRequest): Promise
 
 export async function deleteHealthCheck(id: number): Promise<void> {
   await unwrap(api.DELETE('/api/v1/health-checks/{id}/', { params: { path: { id } } }));
+}
+
+/** The certificates a pool can verify its members against (names and ids only). */
+export async function listCertificateChoices(): Promise<CertificateChoice[]> {
+  const certificates = await listAll((limit, offset) => unwrap(api.GET('/api/v1/certificates/', { params: { query: { limit, offset } } })));
+  return certificates.map(({ id, name, is_ca }) => ({ id, name, is_ca }));
 }

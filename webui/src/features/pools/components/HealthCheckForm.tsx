@@ -2,12 +2,7 @@ import type { ReactNode } from 'react';
 import { useWatch } from 'react-hook-form';
 import { Alert, Button, FormActions, SelectField, TextField } from '@/components';
 import { useServerForm } from '@/lib/forms';
-import { HEALTH_CHECK_FORM_FIELDS, type HealthCheckFormValues, healthCheckFormSchema } from '../types';
-
-const CHECK_TYPES = [
-  { value: 'tcp', label: 'TCP connect' },
-  { value: 'http', label: 'HTTP GET' },
-] as const;
+import { CHECK_METHODS, CHECK_TYPES, healthCheckFormFields, type HealthCheckFormValues, healthCheckFormSchema, isHttpCheck } from '../types';
 
 type HealthCheckFormProps = {
   defaultValues: HealthCheckFormValues;
@@ -16,27 +11,43 @@ type HealthCheckFormProps = {
   extraActions?: ReactNode;
 };
 
+const METHOD_OPTIONS = CHECK_METHODS.map((method) => ({ value: method, label: method }));
+const BODY_MATCH = [
+  { value: 'string', label: 'contains' },
+  { value: 'regex', label: 'matches regex' },
+] as const;
+
 export function HealthCheckForm({ defaultValues, submitLabel, onSubmit, extraActions }: HealthCheckFormProps) {
   const { register, control, formState, problem, submit } = useServerForm<HealthCheckFormValues>({
     schema: healthCheckFormSchema,
     defaultValues,
-    fields: HEALTH_CHECK_FORM_FIELDS,
+    fields: (values) => healthCheckFormFields(values.type),
     onSubmit,
     onSaved: (values, form) => form.reset(values),
   });
   const { errors } = formState;
-  const isHttp = useWatch({ control, name: 'type' }) === 'http';
+  const type = useWatch({ control, name: 'type' });
   const number = { valueAsNumber: true } as const;
   return (
-    <form onSubmit={submit} noValidate className="form">
+    <form onSubmit={submit} noValidate className="form form-wide">
       {problem ? <Alert tone="error" title="Not saved">{problem}</Alert> : null}
       <SelectField label="Check type" options={CHECK_TYPES} error={errors.type?.message} {...register('type')} />
-      {isHttp ? (
-        <div className="form-row">
-          <TextField label="Path" placeholder="/health" error={errors.path?.message} {...register('path')} />
-          <TextField label="Expected status" type="number" min={100} max={599} className="field-narrow" error={errors.expected_status?.message} {...register('expected_status', number)} />
+      {isHttpCheck(type) ? (
+        <>
+          <div className="form-row">
+            <SelectField label="Method" className="field-narrow" options={METHOD_OPTIONS} error={errors.method?.message} {...register('method')} />
+            <TextField label="Path" placeholder="/health" error={errors.path?.message} {...register('path')} />
+            <TextField label="Expected status" type="number" min={100} max={599} className="field-narrow" error={errors.expected_status?.message} {...register('expected_status', number)} />
+          </div>
           <TextField label="Host header" hint="Empty sends an HTTP/1.0 request without one." error={errors.host?.message} {...register('host')} />
-        </div>
+          <div className="form-row">
+            <SelectField label="Body" className="field-narrow" options={BODY_MATCH} error={errors.expect_body_match?.message} {...register('expect_body_match')} />
+            <TextField label="Expected body" hint="Empty checks the status only." error={errors.expect_body?.message} {...register('expect_body')} />
+          </div>
+        </>
+      ) : null}
+      {type === 'agent' ? (
+        <TextField label="Agent port" type="number" min={1} max={65535} className="field-narrow" hint="The TCP port of the load agent on each member." error={errors.agent_port?.message} {...register('agent_port', number)} />
       ) : null}
       <div className="form-row">
         <TextField label="Interval (ms)" type="number" min={100} className="field-narrow" error={errors.interval_ms?.message} {...register('interval_ms', number)} />

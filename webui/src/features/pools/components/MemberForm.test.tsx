@@ -35,7 +35,9 @@ describe('MemberForm', () => {
     await user.clear(screen.getByRole('textbox', { name: 'Address' }));
     await user.type(screen.getByRole('textbox', { name: 'Address' }), '10.0.0.2');
     await user.click(screen.getByRole('button', { name: 'Add member' }));
-    expect(onSubmit).toHaveBeenLastCalledWith({ name: 's2', address: '10.0.0.2', port: 80, weight: 1, state: 'enabled' });
+    expect(onSubmit).toHaveBeenLastCalledWith({
+      name: 's2', address: '10.0.0.2', port: 80, weight: 1, state: 'enabled', backup: false, max_connections: 0, max_queue: 0, slowstart_ms: 0,
+    });
     expect(await screen.findByRole('textbox', { name: 'Member name' })).toHaveValue('');
   });
 });

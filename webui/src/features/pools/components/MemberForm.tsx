@@ -1,4 +1,4 @@
-import { Alert, Button, FormActions, SelectField, TextField } from '@/components';
+import { Alert, Button, CheckboxField, FormActions, SelectField, TextField } from '@/components';
 import { useServerForm } from '@/lib/forms';
 import { MEMBER_FORM_FIELDS, MEMBER_STATES, type MemberFormValues, memberFormSchema } from '../types';
 
@@ -35,6 +35,12 @@ export function MemberForm({ defaultValues, submitLabel, onSubmit, onCancel }: M
           error={errors.state?.message}
           {...register('state')}
         />
+      </div>
+      <div className="form-row">
+        <TextField label="Max connections" type="number" min={0} hint="0 = no limit; beyond it requests queue." error={errors.max_connections?.message} {...register('max_connections', { valueAsNumber: true })} />
+        <TextField label="Max queue" type="number" min={0} hint="0 = no limit." error={errors.max_queue?.message} {...register('max_queue', { valueAsNumber: true })} />
+        <TextField label="Slow start (ms)" type="number" min={0} hint="Weight ramps up after recovery; 0 = off." error={errors.slowstart_ms?.message} {...register('slowstart_ms', { valueAsNumber: true })} />
+        <CheckboxField label="Backup" hint="Serves only when no other member is up." error={errors.backup?.message} {...register('backup')} />
       </div>
       <FormActions>
         <Button type="submit" variant="primary" busy={formState.isSubmitting}>

@@ -27,11 +27,44 @@ describe('MembersPanel', () => {
     expect(within(s2).getByRole('button', { name: 'Enable' })).toHaveAttribute('aria-pressed', 'false');
   });
 
-  it('drains a member with one click', async () => {
-    mockApi('PATCH', '/api/v1/members/11/', { status: 200, body: { ...pool.members[0], state: 'drain' } });
+  it('drains a live member with one click, through the runtime API', async () => {
+    mockApi('POST', '/api/v1/members/11/runtime/', { status: 200, body: { member: { ...pool.members[0], state: 'drain' }, revision: 8 } });
     const { user } = renderWithProviders(<MembersPanel pool={pool} />);
     await user.click(within(screen.getByRole('group', { name: 'State of s1' })).getByRole('button', { name: 'Drain' }));
-    expect(apiCalls).toContainEqual({ method: 'PATCH', path: '/api/v1/members/11/', body: { state: 'drain' } });
+    expect(apiCalls).toContainEqual({ method: 'POST', path: '/api/v1/members/11/runtime/', body: { state: 'drain' } });
+    expect(await screen.findByText('s1 draining (revision 8).')).toBeInTheDocument();
+  });
+
+  it('says to apply first when the member is not live yet (409)', async () => {
+    mockApi('POST', '/api/v1/members/12/runtime/', {
+      status: 409,
+      body: {
+        detail: 'Not changed.',
+        problems: [{ path: 'pools/web/members/s2', message: 'not in the live configuration yet; apply the pending changes first' }],
+      },
+    });
+    const { user } = renderWithProviders(<MembersPanel pool={pool} />);
+    await user.click(within(screen.getByRole('group', { name: 'State of s2' })).getByRole('button', { name: 'Disable' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Not changed: not in the live configuration yet; apply the pending changes first.',
+    );
+  });
+
+  it('sets a live weight, and refuses one out of range before sending', async () => {
+    mockApi('POST', '/api/v1/members/11/runtime/', { status: 200, body: { member: { ...pool.members[0], weight: 7 }, revision: 9 } });
+    const { user } = renderWithProviders(<MembersPanel pool={pool} />);
+    const weight = screen.getByRole('spinbutton', { name: 'Live weight of s1' });
+    await user.clear(weight);
+    await user.type(weight, '300');
+    await user.click(screen.getByRole('button', { name: 'Set live weight of s1' }));
+    expect(weight).toHaveAccessibleDescription('The weight must be between 0 and 256.');
+    expect(apiCalls).toHaveLength(0);
+
+    await user.clear(weight);
+    await user.type(weight, '7');
+    await user.click(screen.getByRole('button', { name: 'Set live weight of s1' }));
+    expect(apiCalls).toContainEqual({ method: 'POST', path: '/api/v1/members/11/runtime/', body: { weight: 7 } });
+    expect(await screen.findByText('Weight of s1 set to 7 (revision 9).')).toBeInTheDocument();
   });
 
   it('edits a member in the form below the table', async () => {

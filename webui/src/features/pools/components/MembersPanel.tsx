@@ -2,33 +2,34 @@ import { useState } from 'react';
 import { Alert, Badge, type BadgeTone, Button, ConfirmButton, EmptyState, Panel } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
-import { useDeleteMember, useSaveMember, useSetMemberState } from '../hooks/usePools';
+import { useDeleteMember, useSaveMember } from '../hooks/usePools';
 import { type Member, type MemberFormValues, type MemberState, type Pool, toMemberForm, toMemberRequest } from '../types';
 import { MemberForm } from './MemberForm';
-import { MemberStateButtons } from './MemberStateButtons';
+import { MemberRuntimeControls } from './MemberRuntimeControls';
 
 const STATE_TONE: Record<MemberState, BadgeTone> = { enabled: 'success', drain: 'warning', disabled: 'neutral' };
 
 function MemberRow({ member, onEdit }: { member: Member; onEdit: () => void }) {
-  const setState = useSetMemberState();
   const remove = useDeleteMember();
   const state = member.state ?? 'enabled';
-  const error = setState.error ?? remove.error;
+  const limits = [
+    member.backup ? 'backup' : null,
+    member.max_connections ? `max ${member.max_connections} conn` : null,
+    member.slowstart_ms ? `slow start ${member.slowstart_ms} ms` : null,
+  ].filter(Boolean);
   return (
     <tr>
-      <th scope="row">{member.name}</th>
+      <th scope="row">
+        {member.name}
+        {limits.length ? <div className="cell-note">{limits.join(', ')}</div> : null}
+      </th>
       <td className="mono">{formatEndpoint(member.address, member.port)}</td>
       <td>{member.weight ?? 1}</td>
       <td>
         <Badge tone={STATE_TONE[state]}>{state}</Badge>
       </td>
       <td>
-        <MemberStateButtons
-          memberName={member.name}
-          state={state}
-          busy={setState.isPending}
-          onChange={(next) => setState.mutate({ id: member.id, state: next })}
-        />
+        <MemberRuntimeControls member={member} />
       </td>
       <td className="cell-actions">
         <Button variant="ghost" size="small" onClick={onEdit} aria-label={`Edit member ${member.name}`}>
@@ -37,7 +38,7 @@ function MemberRow({ member, onEdit }: { member: Member; onEdit: () => void }) {
         <ConfirmButton size="small" subject={`member ${member.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(member.id)}>
           Delete
         </ConfirmButton>
-        {error ? <Alert tone="error">{errorMessage(error)}</Alert> : null}
+        {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
       </td>
     </tr>
   );
@@ -82,7 +83,7 @@ export function MembersPanel({ pool }: { pool: Pool }) {
                 <th scope="col">Endpoint</th>
                 <th scope="col">Weight</th>
                 <th scope="col">State</th>
-                <th scope="col">Set state</th>
+                <th scope="col">Live (no apply needed)</th>
                 <th scope="col"><span className="visually-hidden">Actions</span></th>
               </tr>
             </thead>

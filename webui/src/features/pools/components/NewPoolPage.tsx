@@ -1,14 +1,15 @@
 import { Link, useNavigate } from 'react-router-dom';
-import { ButtonLink, PageHeader, Panel } from '@/components';
-import { useSavePool } from '../hooks/usePools';
-import { type PoolFormValues, toPoolForm } from '../types';
+import { ButtonLink, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
+import { useCertificateChoices, useSavePool } from '../hooks/usePools';
+import { type PoolFormValues, toPoolForm, toPoolRequest } from '../types';
 import { PoolForm } from './PoolForm';
 
 export function NewPoolPage() {
   const navigate = useNavigate();
   const save = useSavePool();
+  const certificates = useCertificateChoices();
   const onSubmit = async (values: PoolFormValues) => {
-    const pool = await save.mutateAsync(values);
+    const pool = await save.mutateAsync(toPoolRequest(values));
     navigate(`/pools/${pool.id}`);
   };
   return (
@@ -19,12 +20,17 @@ export function NewPoolPage() {
         breadcrumb={<Link to="/pools">Pools</Link>}
       />
       <Panel title="Settings">
-        <PoolForm
-          defaultValues={toPoolForm()}
-          submitLabel="Create pool"
-          onSubmit={onSubmit}
-          extraActions={<ButtonLink to="/pools" variant="ghost">Cancel</ButtonLink>}
-        />
+        {certificates.isPending ? <LoadingState /> : null}
+        {certificates.isError ? <ErrorState error={certificates.error} onRetry={() => void certificates.refetch()} /> : null}
+        {certificates.data ? (
+          <PoolForm
+            defaultValues={toPoolForm()}
+            certificates={certificates.data}
+            submitLabel="Create pool"
+            onSubmit={onSubmit}
+            extraActions={<ButtonLink to="/pools" variant="ghost">Cancel</ButtonLink>}
+          />
+        ) : null}
       </Panel>
     </>
   );

@@ -2,24 +2,29 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
 import { Alert, ConfirmButton, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
 import { ApiError, errorMessage } from '@/lib/api';
-import { useDeletePool, usePool, useSavePool } from '../hooks/usePools';
-import { type Pool, type PoolFormValues, toPoolForm } from '../types';
+import { useCertificateChoices, useDeletePool, usePool, useSavePool } from '../hooks/usePools';
+import { type Pool, type PoolFormValues, toPoolForm, toPoolRequest } from '../types';
 import { HealthCheckPanel } from './HealthCheckPanel';
 import { MembersPanel } from './MembersPanel';
 import { PoolForm } from './PoolForm';
 
 function PoolSettings({ pool }: { pool: Pool }) {
   const save = useSavePool(pool.id);
+  const certificates = useCertificateChoices();
   const [saved, setSaved] = useState(false);
   const onSubmit = async (values: PoolFormValues) => {
     setSaved(false);
-    await save.mutateAsync(values);
+    await save.mutateAsync(toPoolRequest(values));
     setSaved(true);
   };
   return (
     <Panel title="Settings">
       {saved ? <Alert tone="success">Pool saved.</Alert> : null}
-      <PoolForm key={pool.id} defaultValues={toPoolForm(pool)} submitLabel="Save pool" onSubmit={onSubmit} />
+      {certificates.isPending ? <LoadingState /> : null}
+      {certificates.isError ? <ErrorState error={certificates.error} onRetry={() => void certificates.refetch()} /> : null}
+      {certificates.data ? (
+        <PoolForm key={pool.id} defaultValues={toPoolForm(pool)} certificates={certificates.data} submitLabel="Save pool" onSubmit={onSubmit} />
+      ) : null}
     </Panel>
   );
 }
@@ -64,9 +69,9 @@ export function PoolDetailPage() {
             ) : null}
           </Alert>
         ) : null}
-        <PoolSettings pool={data} />
         <MembersPanel pool={data} />
         <HealthCheckPanel pool={data} />
+        <PoolSettings pool={data} />
       </div>
     </>
   );

@@ -1,10 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { queryKeys } from '@/lib/queryKeys';
 import * as poolsApi from '../api/poolsApi';
-import type { HealthCheckRequest, MemberRequest, MemberState, PoolRequest } from '../types';
+import type { HealthCheckRequest, MemberRequest, MemberRuntimeChange, PoolRequest } from '../types';
 
 export function usePools() {
   return useQuery({ queryKey: queryKeys.pools, queryFn: poolsApi.listPools });
+}
+
+export function useCertificateChoices() {
+  return useQuery({ queryKey: [...queryKeys.certificates, 'choices', 'pools'], queryFn: poolsApi.listCertificateChoices });
 }
 
 export function usePool(id: number) {
@@ -44,11 +48,16 @@ export function useSaveMember(id?: number) {
   });
 }
 
-export function useSetMemberState() {
-  const invalidate = useInvalidatePools();
+/** A runtime change is published as a revision: the pools and the history both change. */
+export function useChangeMemberAtRuntime() {
+  const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, state }: { id: number; state: MemberState }) => poolsApi.setMemberState(id, state),
-    onSuccess: invalidate,
+    mutationFn: ({ id, change }: { id: number; change: MemberRuntimeChange }) => poolsApi.changeMemberAtRuntime(id, change),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: queryKeys.pools }),
+        queryClient.invalidateQueries({ queryKey: queryKeys.revisions }),
+      ]),
   });
 }
 

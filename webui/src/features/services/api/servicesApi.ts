@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { PoolChoice, VirtualService, VirtualServiceRequest } from '../types';
+import type { CertificateChoice, PoolChoice, VirtualService, VirtualServiceRequest } from '../types';
 
 export function listServices(): Promise<VirtualService[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/virtual-services/', { params: { query: { limit, offset } } })));
@@ -25,4 +25,10 @@ export async function deleteService(id: number): Promise<void> {
 export async function listPoolChoices(): Promise<PoolChoice[]> {
   const pools = await listAll((limit, offset) => unwrap(api.GET('/api/v1/pools/', { params: { query: { limit, offset } } })));
   return pools.map(({ id, name }) => ({ id, name }));
+}
+
+/** The certificates a virtual service can present or verify clients with (no content). */
+export async function listCertificateChoices(): Promise<CertificateChoice[]> {
+  const certificates = await listAll((limit, offset) => unwrap(api.GET('/api/v1/certificates/', { params: { query: { limit, offset } } })));
+  return certificates.map(({ id, name, has_key, is_ca }) => ({ id, name, has_key, is_ca }));
 }

@@ -1,49 +1,95 @@
-import { Alert, Button, ButtonLink, CheckboxField, FormActions, SelectField, TextField } from '@/components';
+import { useWatch } from 'react-hook-form';
+import { Alert, Button, ButtonLink, CheckboxField, FormActions, FormSection, SelectField, TextField } from '@/components';
 import { useServerForm } from '@/lib/forms';
 import { NAME_HELP } from '@/lib/validation';
 import {
+  type CertificateChoice,
   type PoolChoice,
   PROTOCOLS,
-  SERVICE_FORM_FIELDS,
   type ServiceFormValues,
+  serviceFormFields,
   serviceFormSchema,
+  translateServicePath,
 } from '../types';
+import { ErrorPagesEditor } from './ErrorPagesEditor';
+import { ServiceProtectionSection } from './ServiceProtectionSection';
+import { ServiceTlsSection } from './ServiceTlsSection';
 
 type ServiceFormProps = {
   defaultValues: ServiceFormValues;
   pools: readonly PoolChoice[];
+  certificates: readonly CertificateChoice[];
   submitLabel: string;
   onSubmit: (values: ServiceFormValues) => Promise<unknown>;
 };
 
-export function ServiceForm({ defaultValues, pools, submitLabel, onSubmit }: ServiceFormProps) {
-  const { register, formState, problem, submit } = useServerForm<ServiceFormValues>({
+// The usual port follows the protocol while it is still the other one's default.
+const USUAL_PORT: Partial<Record<ServiceFormValues['protocol'], number>> = { http: 80, https: 443 };
+
+export function ServiceForm({ defaultValues, pools, certificates, submitLabel, onSubmit }: ServiceFormProps) {
+  const form = useServerForm<ServiceFormValues>({
     schema: serviceFormSchema,
     defaultValues,
-    fields: SERVICE_FORM_FIELDS,
+    fields: (values) => serviceFormFields(values.protocol, values.error_pages.length),
+    translate: translateServicePath,
     onSubmit,
+    onSaved: (values, rhf) => rhf.reset(values),
   });
+  const { register, control, formState, problem, submit } = form;
   const { errors } = formState;
+  const protocol = useWatch({ control, name: 'protocol' });
+  const http = protocol !== 'tcp';
+  const number = { valueAsNumber: true } as const;
+  const onProtocolChange = (next: ServiceFormValues['protocol']) => {
+    const port = form.getValues('port');
+    if (USUAL_PORT[next] && Object.values(USUAL_PORT).includes(port)) form.setValue('port', USUAL_PORT[next]!);
+  };
 
   return (
-    <form onSubmit={submit} noValidate className="form">
+    <form onSubmit={submit} noValidate className="form form-wide">
       {problem ? <Alert tone="error" title="Not saved">{problem}</Alert> : null}
-      <TextField label="Name" hint={NAME_HELP} error={errors.name?.message} {...register('name')} />
-      <div className="form-row">
-        <TextField label="VIP" hint="The address clients connect to, IPv4 or IPv6." placeholder="10.0.0.10" error={errors.vip?.message} {...register('vip')} />
-        <TextField label="Port" type="number" min={1} max={65535} className="field-narrow" error={errors.port?.message} {...register('port', { valueAsNumber: true })} />
-      </div>
-      <SelectField label="Protocol" options={PROTOCOLS} error={errors.protocol?.message} {...register('protocol')} />
-      <SelectField
-        label="Pool"
-        placeholder={pools.length ? 'Choose a pool…' : 'No pools yet'}
-        options={pools.map((pool) => ({ value: String(pool.id), label: pool.name }))}
-        hint={pools.length ? undefined : <>Create a pool first: <ButtonLink to="/pools/new" variant="ghost" size="small">New pool</ButtonLink></>}
-        error={errors.default_pool?.message}
-        {...register('default_pool')}
-      />
-      <CheckboxField label="Enabled" hint="A disabled virtual service stays configured but does not listen." error={errors.enabled?.message} {...register('enabled')} />
-      <TextField label="Description" error={errors.description?.message} {...register('description')} />
+      <FormSection title="Listener">
+        <TextField label="Name" hint={NAME_HELP} error={errors.name?.message} {...register('name')} />
+        <div className="form-row">
+          <TextField label="VIP" hint="The address clients connect to, IPv4 or IPv6." placeholder="10.0.0.10" error={errors.vip?.message} {...register('vip')} />
+          <TextField label="Port" type="number" min={1} max={65535} className="field-narrow" error={errors.port?.message} {...register('port', number)} />
+        </div>
+        <div className="form-row">
+          <SelectField
+            label="Protocol"
+            options={PROTOCOLS}
+            error={errors.protocol?.message}
+            {...register('protocol', { onChange: (event) => onProtocolChange(event.target.value) })}
+          />
+          <SelectField
+            label="Pool"
+            placeholder={pools.length ? 'Choose a pool…' : 'No pools yet'}
+            options={pools.map((pool) => ({ value: String(pool.id), label: pool.name }))}
+            hint={pools.length ? 'Serves requests no rule sends elsewhere.' : <>Create a pool first: <ButtonLink to="/pools/new" variant="ghost" size="small">New pool</ButtonLink></>}
+            error={errors.default_pool?.message}
+            {...register('default_pool')}
+          />
+        </div>
+        <CheckboxField label="Enabled" hint="A disabled virtual service stays configured but does not listen." error={errors.enabled?.message} {...register('enabled')} />
+        {protocol === 'http' ? (
+          <CheckboxField label="Redirect every request to HTTPS" error={errors.redirect_https?.message} {...register('redirect_https')} />
+        ) : null}
+        <TextField label="Description" error={errors.description?.message} {...register('description')} />
+      </FormSection>
+      {protocol === 'https' ? <ServiceTlsSection form={form} certificates={certificates} /> : null}
+      <ServiceProtectionSection form={form} http={http} />
+      <FormSection title="Timeouts" description="In milliseconds, 100 ms to 24 h.">
+        <div className="form-row">
+          <TextField label="Client idle timeout (ms)" type="number" min={100} error={errors.client_timeout_ms?.message} {...register('client_timeout_ms', number)} />
+          {http ? (
+            <>
+              <TextField label="Request head timeout (ms)" type="number" min={100} hint="Slow clients." error={errors.http_request_timeout_ms?.message} {...register('http_request_timeout_ms', number)} />
+              <TextField label="Keep-alive timeout (ms)" type="number" min={100} error={errors.keep_alive_timeout_ms?.message} {...register('keep_alive_timeout_ms', number)} />
+            </>
+          ) : null}
+        </div>
+      </FormSection>
+      {http ? <ErrorPagesEditor form={form} /> : null}
       <FormActions>
         <Button type="submit" variant="primary" busy={formState.isSubmitting}>
           {submitLabel}

@@ -1,6 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { queryKeys } from '@/lib/queryKeys';
-import { createService, deleteService, getService, listPoolChoices, listServices, updateService } from '../api/servicesApi';
+import {
+  createService,
+  deleteService,
+  getService,
+  listCertificateChoices,
+  listPoolChoices,
+  listServices,
+  updateService,
+} from '../api/servicesApi';
 import type { VirtualServiceRequest } from '../types';
 
 export function useServices() {
@@ -13,6 +21,10 @@ export function useService(id: number) {
 
 export function usePoolChoices() {
   return useQuery({ queryKey: [...queryKeys.pools, 'choices'], queryFn: listPoolChoices });
+}
+
+export function useCertificateChoices() {
+  return useQuery({ queryKey: [...queryKeys.certificates, 'choices', 'services'], queryFn: listCertificateChoices });
 }
 
 /** Creates when `id` is undefined, else replaces the virtual service. */

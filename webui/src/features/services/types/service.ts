@@ -1,0 +1,262 @@
+import { z } from 'zod';
+import type { Schemas } from '@/lib/api';
+import {
+  cidrLines,
+  description,
+  ipAddress,
+  joinLines,
+  lineList,
+  MIME_TYPE_PATTERN,
+  objectName,
+  port,
+  splitLines,
+  timeoutMs,
+  wholeNumber,
+} from '@/lib/validation';
+
+export type VirtualService = Schemas['VirtualService'];
+export type VirtualServiceRequest = Schemas['VirtualServiceRequest'];
+export type Protocol = Schemas['ProtocolEnum'];
+export type ErrorPageStatus = Schemas['StatusEnum'];
+/** What the form needs to know about a pool to offer it. */
+export type PoolChoice = Pick<Schemas['Pool'], 'id' | 'name'>;
+/** What the form needs to know about a certificate to offer it. */
+export type CertificateChoice = Pick<Schemas['Certificate'], 'id' | 'name' | 'has_key' | 'is_ca'>;
+
+export const PROTOCOLS: readonly { value: Protocol; label: string }[] = [
+  { value: 'http', label: 'HTTP (layer 7)' },
+  { value: 'https', label: 'HTTPS (TLS offload, layer 7)' },
+  { value: 'tcp', label: 'TCP (layer 4 proxy)' },
+];
+
+export const TLS_POLICIES = [
+  { value: 'modern', label: 'Modern (TLS 1.3 only)' },
+  { value: 'intermediate', label: 'Intermediate (TLS 1.2 and 1.3)' },
+  { value: 'legacy', label: 'Legacy (TLS 1.0 and newer)' },
+] as const;
+
+export const CLIENT_AUTH = [
+  { value: 'none', label: 'No client certificates' },
+  { value: 'optional', label: 'Optional: verify when sent' },
+  { value: 'required', label: 'Required' },
+] as const;
+
+export const FORWARDED = [
+  { value: 'x-forwarded-for', label: 'X-Forwarded-For' },
+  { value: 'forwarded', label: 'Forwarded (RFC 7239)' },
+  { value: 'both', label: 'Both' },
+  { value: 'none', label: 'None' },
+] as const;
+
+/** Status codes HAProxy can answer with a custom page (compiler rules.ERROR_PAGE_STATUSES). */
+export const ERROR_PAGE_STATUSES: readonly ErrorPageStatus[] = [
+  400, 401, 403, 404, 405, 407, 408, 410, 413, 425, 429, 500, 501, 502, 503, 504,
+];
+
+const DEFAULT_COMPRESSION_TYPES = ['text/html', 'text/plain', 'text/css', 'application/json'];
+
+const count = (label: string) => wholeNumber(label, 0, 1_000_000);
+
+const errorPageSchema = z.object({
+  status: z.string().min(1, 'Choose a status.'),
+  content_type: z.string().trim().regex(MIME_TYPE_PATTERN, 'A media type such as text/html.'),
+  body: z.string().min(1, 'Enter the page.').max(65_536, 'At most 65536 characters.'),
+});
+
+export const serviceFormSchema = z
+  .object({
+    // listener
+    name: objectName,
+    vip: ipAddress,
+    port,
+    protocol: z.enum(['http', 'https', 'tcp']),
+    default_pool: z.string().min(1, 'Choose the pool that serves this virtual service.'),
+    enabled: z.boolean(),
+    description,
+    redirect_https: z.boolean(),
+    // TLS
+    default_certificate: z.string(),
+    sni_certificates: z.array(z.string()),
+    tls_policy: z.enum(['modern', 'intermediate', 'legacy']),
+    client_auth: z.enum(['none', 'optional', 'required']),
+    client_ca: z.string(),
+    alpn_h2: z.boolean(),
+    hsts_max_age_s: wholeNumber('HSTS max age', 0, 2 * 365 * 86_400),
+    // protection
+    allow_cidrs: cidrLines,
+    deny_cidrs: cidrLines,
+    rate_limit_requests: count('request limit'),
+    rate_limit_period_s: wholeNumber('period', 1, 3600),
+    conn_limit: count('connection limit'),
+    max_connections: count('maximum'),
+    max_body_bytes: wholeNumber('body limit', 0, 2 ** 40),
+    compression: z.boolean(),
+    compression_types: lineList((entry) => MIME_TYPE_PATTERN.test(entry), (entry) => `not a media type such as text/html: '${entry}'`),
+    forwarded: z.enum(['none', 'x-forwarded-for', 'forwarded', 'both']),
+    // timeouts
+    client_timeout_ms: timeoutMs('client timeout'),
+    http_request_timeout_ms: timeoutMs('request timeout'),
+    keep_alive_timeout_ms: timeoutMs('keep-alive timeout'),
+    error_pages: z.array(errorPageSchema),
+  })
+  .superRefine((values, ctx) => {
+    if (values.protocol !== 'https') return;
+    if (!values.default_certificate) {
+      ctx.addIssue({ code: 'custom', path: ['default_certificate'], message: 'An HTTPS service needs a certificate.' });
+    }
+    if (values.client_auth !== 'none' && !values.client_ca) {
+      ctx.addIssue({ code: 'custom', path: ['client_ca'], message: 'Choose the CA bundle client certificates must chain to.' });
+    }
+    const seen = new Set<string>();
+    values.error_pages.forEach((page, index) => {
+      if (seen.has(page.status)) ctx.addIssue({ code: 'custom', path: ['error_pages', index, 'status'], message: 'Another page has this status.' });
+      seen.add(page.status);
+    });
+  });
+export type ServiceFormValues = z.infer<typeof serviceFormSchema>;
+export type ErrorPageFormValues = ServiceFormValues['error_pages'][number];
+
+const LISTENER_FIELDS = ['name', 'vip', 'port', 'protocol', 'default_pool', 'enabled', 'description', 'redirect_https'] as const;
+const TLS_FIELDS = ['default_certificate', 'sni_certificates', 'tls_policy', 'client_auth', 'client_ca', 'alpn_h2', 'hsts_max_age_s'] as const;
+const PROTECTION_FIELDS = [
+  'allow_cidrs', 'deny_cidrs', 'rate_limit_requests', 'rate_limit_period_s', 'conn_limit', 'max_connections', 'max_body_bytes',
+  'compression', 'compression_types', 'forwarded',
+] as const;
+const TIMEOUT_FIELDS = ['client_timeout_ms', 'http_request_timeout_ms', 'keep_alive_timeout_ms'] as const;
+
+export type ServiceFormField = (typeof SERVICE_FORM_FIELDS)[number] | 'error_pages' | `error_pages.${number}.${'status' | 'content_type' | 'body'}`;
+export const SERVICE_FORM_FIELDS = [...LISTENER_FIELDS, ...TLS_FIELDS, ...PROTECTION_FIELDS, ...TIMEOUT_FIELDS] as const;
+
+/** The fields the form shows for these values (server messages for hidden ones go above the form). */
+export function serviceFormFields(protocol: Protocol, pages: number): ServiceFormField[] {
+  const https = protocol === 'https';
+  const http = protocol !== 'tcp';
+  const hiddenUnlessHttp = new Set<string>([
+    'rate_limit_requests', 'rate_limit_period_s', 'max_body_bytes', 'compression', 'compression_types', 'forwarded',
+    'http_request_timeout_ms', 'keep_alive_timeout_ms',
+  ]);
+  const fields: ServiceFormField[] = SERVICE_FORM_FIELDS.filter(
+    (field) =>
+      (https || !(TLS_FIELDS as readonly string[]).includes(field)) &&
+      (http || !hiddenUnlessHttp.has(field)) &&
+      (protocol === 'http' || field !== 'redirect_https'),
+  );
+  if (!http) return fields;
+  const rows = Array.from({ length: pages }, (_, i) => [`error_pages.${i}.status`, `error_pages.${i}.content_type`, `error_pages.${i}.body`] as const);
+  return [...fields, 'error_pages', ...rows.flat()];
+}
+
+/**
+ * The compiler names error pages by status (`error_pages/404/body`) and the rate limit as
+ * one object (`rate_limit/period_s`); the form has rows and two fields.
+ */
+export function translateServicePath(path: string[], values: ServiceFormValues): string[] {
+  const [field, key, ...rest] = path;
+  if (field === 'error_pages' && key !== undefined) {
+    const row = values.error_pages.findIndex((page) => page.status === key);
+    if (row >= 0 && rest.length > 0) return ['error_pages', String(row), ...rest];
+    if (row >= 0 && Number(key) >= 100) return ['error_pages', String(row), 'status'];
+  }
+  if (field === 'rate_limit_requests' && key === 'period_s') return ['rate_limit_period_s', ...rest];
+  if (field === 'rate_limit_requests' && key === 'requests') return ['rate_limit_requests', ...rest];
+  return path;
+}
+
+export function emptyServiceForm(): ServiceFormValues {
+  return {
+    name: '', vip: '', port: 80, protocol: 'http', default_pool: '', enabled: true, description: '', redirect_https: false,
+    default_certificate: '', sni_certificates: [], tls_policy: 'intermediate', client_auth: 'none', client_ca: '', alpn_h2: true,
+    hsts_max_age_s: 0,
+    allow_cidrs: '', deny_cidrs: '', rate_limit_requests: 0, rate_limit_period_s: 10, conn_limit: 0, max_connections: 0,
+    max_body_bytes: 0, compression: false, compression_types: joinLines(DEFAULT_COMPRESSION_TYPES), forwarded: 'x-forwarded-for',
+    client_timeout_ms: 30_000, http_request_timeout_ms: 10_000, keep_alive_timeout_ms: 10_000,
+    error_pages: [],
+  };
+}
+
+/** A new error page row: 503 (maintenance) first, else the first status not used yet. */
+export function emptyErrorPage(taken: readonly string[]): ErrorPageFormValues {
+  const free = ['503', ...ERROR_PAGE_STATUSES.map(String)].find((status) => !taken.includes(status)) ?? '';
+  return { status: free, content_type: 'text/html', body: '' };
+}
+
+const idOrEmpty = (id: number | null | undefined) => (id == null ? '' : String(id));
+
+export function toServiceForm(service: VirtualService): ServiceFormValues {
+  const defaults = emptyServiceForm();
+  return {
+    ...defaults,
+    name: service.name,
+    vip: service.vip,
+    port: service.port,
+    protocol: service.protocol ?? 'http',
+    default_pool: String(service.default_pool),
+    enabled: service.enabled ?? true,
+    description: service.description ?? '',
+    redirect_https: service.redirect_https ?? false,
+    default_certificate: idOrEmpty(service.default_certificate),
+    sni_certificates: (service.sni_certificates ?? []).map(String),
+    tls_policy: service.tls_policy ?? defaults.tls_policy,
+    client_auth: service.client_auth ?? 'none',
+    client_ca: idOrEmpty(service.client_ca),
+    alpn_h2: service.alpn_h2 ?? true,
+    hsts_max_age_s: service.hsts_max_age_s ?? 0,
+    allow_cidrs: joinLines(service.allow_cidrs),
+    deny_cidrs: joinLines(service.deny_cidrs),
+    rate_limit_requests: service.rate_limit_requests ?? 0,
+    rate_limit_period_s: service.rate_limit_period_s ?? 10,
+    conn_limit: service.conn_limit ?? 0,
+    max_connections: service.max_connections ?? 0,
+    max_body_bytes: service.max_body_bytes ?? 0,
+    compression: service.compression ?? false,
+    compression_types: service.compression_types ? joinLines(service.compression_types) : defaults.compression_types,
+    forwarded: service.forwarded ?? defaults.forwarded,
+    client_timeout_ms: service.client_timeout_ms ?? defaults.client_timeout_ms,
+    http_request_timeout_ms: service.http_request_timeout_ms ?? defaults.http_request_timeout_ms,
+    keep_alive_timeout_ms: service.keep_alive_timeout_ms ?? defaults.keep_alive_timeout_ms,
+    error_pages: (service.error_pages ?? []).map((page) => ({ status: String(page.status), content_type: page.content_type, body: page.body })),
+  };
+}
+
+/**
+ * The whole virtual service for a PUT. Settings that do not apply to the protocol are sent
+ * off (the compiler refuses TLS settings on plain HTTP, and HTTP-only ones on TCP).
+ */
+export function toServiceRequest(values: ServiceFormValues): VirtualServiceRequest {
+  const https = values.protocol === 'https';
+  const http = values.protocol !== 'tcp';
+  const id = (value: string) => (value ? Number(value) : null);
+  return {
+    name: values.name,
+    vip: values.vip,
+    port: values.port,
+    protocol: values.protocol,
+    enabled: values.enabled,
+    default_pool: Number(values.default_pool),
+    description: values.description,
+    redirect_https: values.protocol === 'http' && values.redirect_https,
+    default_certificate: https ? id(values.default_certificate) : null,
+    sni_certificates: https ? values.sni_certificates.map(Number) : [],
+    tls_policy: values.tls_policy,
+    client_auth: https ? values.client_auth : 'none',
+    client_ca: https && values.client_auth !== 'none' ? id(values.client_ca) : null,
+    alpn_h2: values.alpn_h2,
+    hsts_max_age_s: https ? values.hsts_max_age_s : 0,
+    allow_cidrs: splitLines(values.allow_cidrs),
+    deny_cidrs: splitLines(values.deny_cidrs),
+    rate_limit_requests: http ? values.rate_limit_requests : 0,
+    rate_limit_period_s: values.rate_limit_period_s,
+    conn_limit: values.conn_limit,
+    max_connections: values.max_connections,
+    max_body_bytes: http ? values.max_body_bytes : 0,
+    compression: http && values.compression,
+    compression_types: splitLines(values.compression_types),
+    forwarded: values.forwarded,
+    client_timeout_ms: values.client_timeout_ms,
+    http_request_timeout_ms: values.http_request_timeout_ms,
+    keep_alive_timeout_ms: values.keep_alive_timeout_ms,
+    error_pages: http
+      ? values.error_pages.map((page) => ({ status: Number(page.status) as ErrorPageStatus, content_type: page.content_type, body: page.body }))
+      : [],
+  };
+}
