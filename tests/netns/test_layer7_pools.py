@@ -62,6 +62,7 @@ def pools(stack, lab):
     for kind, port, persistence in (
         ("header", 82, {"type": "header", "header_name": "X-Session"}),
         ("source", 83, {"type": "source", "ipv4_mask": 24}),
+        ("prefix", 84, {"type": "cookie_prefix", "cookie_name": "JSESSIONID"}),
     ):
         pool = api.create("/api/v1/pools/", name=f"by-{kind}", persistence=persistence)
         _members(stack, lab, pool, list(lab.servers))
@@ -130,3 +131,11 @@ def test_header_and_source_persistence(pools, lab):
         assert again == {chosen[session]}, session
     assert len(set(chosen.values())) > 1  # sessions still spread over the servers
     assert len({curl(lab, f"http://{CHECKS_VIP}:83/")[1] for _ in range(20)}) == 1
+
+
+def test_cookie_prefix_rides_on_the_application_cookie(pools, lab):
+    url = f"http://{CHECKS_VIP}:84"
+    _, server, headers = curl(lab, f"{url}/login")
+    cookie = headers["set-cookie"].split(";")[0]
+    assert cookie.startswith(f"JSESSIONID={server}~{server}-")  # HAProxy prefixed the server's own value
+    assert {curl(lab, "-H", f"Cookie: {cookie}", f"{url}/")[1] for _ in range(10)} == {server}

@@ -59,6 +59,16 @@ def tls(stack, lab):
         client_auth="required",
         client_ca=lab_ca["id"],
     )
+    _service(
+        stack,
+        "modern",
+        MTLS_VIP,
+        plain,
+        port=8443,
+        protocol="https",
+        default_certificate=front["id"],
+        tls_policy="modern",
+    )
     proxied = _pool(stack, lab, "proxied", 8080, proxy_protocol="v1")
     _service(stack, "proxied", PROXY_VIP, proxied)
     revision = stack.apply("tls")
@@ -110,3 +120,12 @@ def test_client_certificate_is_required_and_reported_to_servers(tls, lab):
 
 def test_proxy_protocol_tells_servers_the_client_address(tls, lab):
     assert {curl(lab, f"http://{PROXY_VIP}/")[1] for _ in range(3)} == {f"{s} 10.77.1.2" for s in lab.servers}
+
+
+def test_modern_policy_refuses_tls12(tls, lab):
+    def handshake(version):
+        args = ["openssl", "s_client", version, "-connect", f"{MTLS_VIP}:8443"]
+        return lab.exec("cl", args, input=b"", capture_output=True, timeout=15).returncode
+
+    assert handshake("-tls1_3") == 0
+    assert handshake("-tls1_2") != 0
