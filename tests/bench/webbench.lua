@@ -1,10 +1,17 @@
--- WebBench request mix for wrk (seeds-digest §000), driven by tests/bench/webbench.py.
+-- Request mixes for wrk, driven by tests/bench/loads.py.
 --
--- Script arguments are "path=weight" pairs. Every thread builds the same deterministic
--- cycle of sum(weights) requests with smooth weighted round robin (nginx's upstream
--- algorithm: each path is spread evenly over the cycle instead of bunched), starts at
--- its own offset in it, and counts statuses and X-Server values of the answers. done()
--- prints one line "WEBBENCH_RESULT <json>" with wrk's summary and those counts.
+-- Script arguments (after wrk's "--"):
+--   /path=weight         one entry of the mix (WebBench: seeds-digest §000), at least one
+--   version=1.0          send HTTP/1.0 requests: one request per connection (wrk reconnects)
+--   cookie=NAME:v1,v2    send "NAME=<value>" cookies, the value cycling over v1, v2, ...
+--   new-visitor=N        ... except on every N-th request, which carries no cookie
+--
+-- Every thread builds the same deterministic cycle of requests: the paths by smooth
+-- weighted round robin (nginx's upstream algorithm: each path spread evenly over the
+-- cycle instead of bunched), cookies cycling independently; each thread starts at its own
+-- offset in it. response() counts statuses, X-Server values, "content-type server" pairs
+-- (which pool answered which kind of file) and Set-Cookie headers. done() prints one line
+-- "WEBBENCH_RESULT <json>" with wrk's summary and those counts.
 
 local threads = {}
 local thread_count = 0
@@ -19,22 +26,37 @@ local sequence = {}
 local position = 0
 statuses = {}  -- globals: read back from each thread in done()
 servers = {}
+routes = {}
+set_cookies = { count = 0 }
 
-local function parse_mix(args)
-   local entries = {}
+local function parse_args(args)
+   local options = { mix = {}, cookies = {}, version = "1.1", new_visitor = 0 }
    for _, arg in ipairs(args) do
-      local path, weight = arg:match("^(.+)=(%d+)$")
-      assert(path, "bad mix argument: " .. arg)
-      table.insert(entries, { path = path, weight = tonumber(weight), current = 0 })
+      local path, weight = arg:match("^(/.*)=(%d+)$")
+      local key, value = arg:match("^([%w-]+)=(.*)$")
+      if path then
+         table.insert(options.mix, { path = path, weight = tonumber(weight), current = 0 })
+      elseif key == "version" then
+         options.version = value
+      elseif key == "new-visitor" then
+         options.new_visitor = tonumber(value)
+      elseif key == "cookie" then
+         local name, list = value:match("^([^:]+):(.+)$")
+         local values = {}
+         for v in list:gmatch("[^,]+") do table.insert(values, v) end
+         table.insert(options.cookies, { name = name, values = values })
+      else
+         error("bad argument: " .. arg)
+      end
    end
-   assert(#entries > 0, "no mix given: pass path=weight arguments after --")
-   return entries
+   assert(#options.mix > 0, "no mix given: pass /path=weight arguments after --")
+   return options
 end
 
-local function smooth_weighted_cycle(entries)
+local function smooth_weighted_paths(entries)
    local total = 0
    for _, entry in ipairs(entries) do total = total + entry.weight end
-   local cycle = {}
+   local paths = {}
    for i = 1, total do
       local best = nil
       for _, entry in ipairs(entries) do
@@ -42,14 +64,51 @@ local function smooth_weighted_cycle(entries)
          if best == nil or entry.current > best.current then best = entry end
       end
       best.current = best.current - total
-      cycle[i] = wrk.format("GET", best.path)
+      paths[i] = best.path
+   end
+   return paths
+end
+
+local function gcd(a, b)
+   while b ~= 0 do a, b = b, a % b end
+   return a
+end
+
+local function lcm(a, b) return math.floor(a / gcd(a, b)) * b end  -- LuaJIT: no //
+
+local function cookie_header(options, n)
+   if #options.cookies == 0 or (options.new_visitor > 0 and n % options.new_visitor == 0) then
+      return nil
+   end
+   local parts = {}
+   for _, cookie in ipairs(options.cookies) do
+      table.insert(parts, cookie.name .. "=" .. cookie.values[n % #cookie.values + 1])
+   end
+   return table.concat(parts, "; ")
+end
+
+local function build_cycle(options)
+   local paths = smooth_weighted_paths(options.mix)
+   local length = #paths
+   if #options.cookies > 0 then
+      length = lcm(length, math.max(options.new_visitor, 1))
+      for _, cookie in ipairs(options.cookies) do length = lcm(length, #cookie.values) end
+   end
+   local cycle = {}
+   for n = 0, length - 1 do
+      local cookie = cookie_header(options, n)
+      local request = wrk.format("GET", paths[n % #paths + 1], cookie and { Cookie = cookie } or nil)
+      if options.version == "1.0" then
+         request = request:gsub(" HTTP/1%.1\r\n", " HTTP/1.0\r\n", 1)
+      end
+      cycle[n + 1] = request
    end
    return cycle
 end
 
 function init(args)
-   sequence = smooth_weighted_cycle(parse_mix(args))
-   -- 37 is prime to any cycle length used here, so threads start at distinct points.
+   sequence = build_cycle(parse_args(args))
+   -- 37 is prime to the WebBench cycle (99) and small, so threads start at distinct points.
    position = (thread_index * 37) % #sequence
 end
 
@@ -58,12 +117,20 @@ function request()
    return sequence[position]
 end
 
+local function header(headers, name)
+   -- HAProxy lower-cases header names on HTTP/1, nginx does not.
+   return headers[name] or headers[name:lower()]
+end
+
 function response(status, headers, body)
    local key = tostring(status)
    statuses[key] = (statuses[key] or 0) + 1
-   -- HAProxy lower-cases header names on HTTP/1, nginx does not.
-   local server = headers["X-Server"] or headers["x-server"] or "none"
+   local server = header(headers, "X-Server") or "none"
    servers[server] = (servers[server] or 0) + 1
+   local kind = (header(headers, "Content-Type") or "none"):match("^[^;]+")
+   local route = kind .. " " .. server
+   routes[route] = (routes[route] or 0) + 1
+   if header(headers, "Set-Cookie") then set_cookies.count = set_cookies.count + 1 end
 end
 
 local function to_json(value)
@@ -101,6 +168,8 @@ function done(summary, latency, requests)
       },
       statuses = merge_counts("statuses"),
       servers = merge_counts("servers"),
+      routes = merge_counts("routes"),
+      set_cookies = merge_counts("set_cookies").count or 0,
    }
    io.write("WEBBENCH_RESULT " .. to_json(result) .. "\n")
 end
