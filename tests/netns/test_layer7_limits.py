@@ -1,0 +1,132 @@
+"""Layer 7 limits and member signals with real traffic: per-source connection limit,
+member slow start, agent-check answers, and cookie rewrite persistence."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.netns.test_layer7 import CHECK, curl
+from tests.netns.test_rest_flow import wait_for
+
+pytestmark = pytest.mark.netns
+
+LIMIT_VIP = "10.77.100.50"
+AGENT_PORT = 5555
+
+# A load agent as HAProxy's agent-check expects it: one line per connection, read from a file.
+AGENT = """
+import socket, sys
+server = socket.create_server(("0.0.0.0", int(sys.argv[1])))
+while True:
+    conn, _ = server.accept()
+    with conn:
+        conn.sendall(open(sys.argv[2], "rb").read())
+"""
+
+# Holds N connections open to a VIP until killed.
+HOLDER = """
+import socket, sys, time
+held = [socket.create_connection((sys.argv[1], 80)) for _ in range(int(sys.argv[2]))]
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def _netns_python(lab, role, script, *args):
+    return subprocess.Popen(
+        ["ip", "netns", "exec", lab.ns(role), sys.executable, "-c", script, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def limits(stack, lab, tmp_path_factory):
+    api = stack.api
+    reply = tmp_path_factory.mktemp("agent") / "reply"
+    reply.write_text("up 100%\n")
+    agent = _netns_python(lab, "s2", AGENT, AGENT_PORT, reply)
+    only = api.create("/api/v1/pools/", name="limited")
+    api.create("/api/v1/members/", pool=only["id"], name="s1", address=lab.servers["s1"], port=80)
+    api.create(
+        "/api/v1/virtual-services/", name="limited", vip=LIMIT_VIP, port=80, default_pool=only["id"], conn_limit=2
+    )
+    slow = api.create("/api/v1/pools/", name="slow", algorithm="weighted-round-robin")
+    api.create("/api/v1/health-checks/", pool=slow["id"], type="http", path="/health", **CHECK)
+    api.create(
+        "/api/v1/members/",
+        pool=slow["id"],
+        name="s3",
+        address=lab.servers["s3"],
+        port=80,
+        weight=100,
+        slowstart_ms=20000,
+    )
+    agented = api.create("/api/v1/pools/", name="agented")
+    api.create("/api/v1/health-checks/", pool=agented["id"], type="agent", agent_port=AGENT_PORT, **CHECK)
+    api.create("/api/v1/members/", pool=agented["id"], name="s2", address=lab.servers["s2"], port=80)
+    rewrite = api.create(
+        "/api/v1/pools/", name="rewrite", persistence={"type": "cookie_rewrite", "cookie_name": "JSESSIONID"}
+    )
+    for name, address in lab.servers.items():
+        api.create("/api/v1/members/", pool=rewrite["id"], name=name, address=address, port=80)
+    for name, port, pool in (("slow", 81, slow), ("agented", 82, agented), ("rewrite", 83, rewrite)):
+        api.create("/api/v1/virtual-services/", name=name, vip=LIMIT_VIP, port=port, default_pool=pool["id"])
+    revision = stack.apply("limits")
+    assert revision["nodes"][0]["state"] == "applied", revision["nodes"]
+    yield reply
+    agent.kill()
+    agent.wait()
+
+
+def test_connection_limit_per_source_answers_429(limits, lab):
+    assert curl(lab, f"http://{LIMIT_VIP}/")[0] == 200
+    holder = _netns_python(lab, "cl", HOLDER, LIMIT_VIP, 2)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        time.sleep(0.2)
+        assert curl(lab, f"http://{LIMIT_VIP}/")[0] == 429  # a third concurrent connection
+    finally:
+        holder.kill()
+        holder.wait()
+    wait_for(lambda: curl(lab, f"http://{LIMIT_VIP}/")[0] == 200, 5)
+
+
+def _weight(stack, backend, server):
+    """The effective weight HAProxy balances with (``show stat``), which slow start lowers."""
+    lines = stack.haproxy_runtime("show stat").splitlines()
+    header = lines[0].lstrip("# ").split(",")
+    rows = (dict(zip(header, line.split(","), strict=False)) for line in lines[1:] if line)
+    return next(int(r["weight"]) for r in rows if r["pxname"] == backend and r["svname"] == server)
+
+
+def test_slow_start_ramps_a_returning_member(limits, stack, lab):
+    wait_for(lambda: stack.server_states("pool-slow").get("s3") == "UP", 10)
+    lab.stop_server("s3")
+    try:
+        wait_for(lambda: stack.server_states("pool-slow").get("s3", "").startswith("DOWN"), 10)
+    finally:
+        lab.start_server("s3")
+    wait_for(lambda: stack.server_states("pool-slow").get("s3") == "UP", 10)
+    current = _weight(stack, "pool-slow", "s3")
+    assert current < 50, current  # a fraction of its configured 100, rising over 20 s
+    time.sleep(2)
+    assert current < _weight(stack, "pool-slow", "s3") < 100
+
+
+def test_agent_check_takes_a_member_down_and_back(limits, stack):
+    wait_for(lambda: stack.server_states("pool-agented").get("s2") == "UP", 10)
+    limits.write_text("down\n")
+    wait_for(lambda: stack.server_states("pool-agented").get("s2", "").startswith("DOWN"), 10)
+    limits.write_text("up 100%\n")
+    wait_for(lambda: stack.server_states("pool-agented").get("s2") == "UP", 10)
+
+
+def test_cookie_rewrite_replaces_the_application_cookie_value(limits, lab):
+    url = f"http://{LIMIT_VIP}:83"
+    _, server, headers = curl(lab, f"{url}/login")
+    assert headers["set-cookie"].split(";")[0] == f"JSESSIONID={server}"
+    assert {curl(lab, "-H", f"Cookie: JSESSIONID={server}", f"{url}/")[1] for _ in range(10)} == {server}
