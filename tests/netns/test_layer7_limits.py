@@ -1,5 +1,6 @@
 """Layer 7 limits and member signals with real traffic: per-source connection limit,
-member slow start, agent-check answers, and cookie rewrite persistence."""
+slow-client request timeout, member slow start, agent-check answers, and cookie rewrite
+persistence."""
 
 import subprocess
 import sys
@@ -23,6 +24,17 @@ while True:
     conn, _ = server.accept()
     with conn:
         conn.sendall(open(sys.argv[2], "rb").read())
+"""
+
+# Sends half a request head, then waits for whatever the balancer answers.
+SLOW_CLIENT = """
+import socket, sys, time
+conn = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+conn.sendall(b"GET / HTTP/1.1\\r\\nHost: x\\r\\n")
+start = time.monotonic()
+conn.settimeout(10)
+answer = conn.recv(100).split(b"\\r\\n")[0].decode()
+print(answer, round(time.monotonic() - start, 2))
 """
 
 # Holds N connections open to a VIP until killed.
@@ -75,6 +87,14 @@ def limits(stack, lab, tmp_path_factory):
         api.create("/api/v1/members/", pool=rewrite["id"], name=name, address=address, port=80)
     for name, port, pool in (("slow", 81, slow), ("agented", 82, agented), ("rewrite", 83, rewrite)):
         api.create("/api/v1/virtual-services/", name=name, vip=LIMIT_VIP, port=port, default_pool=pool["id"])
+    api.create(
+        "/api/v1/virtual-services/",
+        name="impatient",
+        vip=LIMIT_VIP,
+        port=84,
+        default_pool=only["id"],
+        http_request_timeout_ms=500,
+    )
     revision = stack.apply("limits")
     assert revision["nodes"][0]["state"] == "applied", revision["nodes"]
     yield reply
@@ -130,3 +150,10 @@ def test_cookie_rewrite_replaces_the_application_cookie_value(limits, lab):
     _, server, headers = curl(lab, f"{url}/login")
     assert headers["set-cookie"].split(";")[0] == f"JSESSIONID={server}"
     assert {curl(lab, "-H", f"Cookie: JSESSIONID={server}", f"{url}/")[1] for _ in range(10)} == {server}
+
+
+def test_slow_client_gets_408_after_the_request_timeout(limits, lab):
+    client = _netns_python(lab, "cl", SLOW_CLIENT, LIMIT_VIP, 84)
+    status, elapsed = client.communicate(timeout=15)[0].strip().rsplit(" ", 1)
+    assert status.startswith("HTTP/1.1 408"), status
+    assert float(elapsed) < 5  # the service's 500 ms, not the 10 s default
