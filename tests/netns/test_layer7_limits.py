@@ -37,6 +37,22 @@ answer = conn.recv(100).split(b"\\r\\n")[0].decode()
 print(answer, round(time.monotonic() - start, 2))
 """
 
+# A server that takes a second per request, one request per connection.
+SLOW_SERVER = """
+import http.server, socketserver, sys, time
+class Slow(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        time.sleep(1)
+        self.send_response(200)
+        self.send_header("Content-Length", "5")
+        self.end_headers()
+        self.wfile.write(b"slow\\n")
+    def log_message(self, *args):
+        pass
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("0.0.0.0", int(sys.argv[1])), Slow).serve_forever()
+"""
+
 # Holds N connections open to a VIP until killed.
 HOLDER = """
 import socket, sys, time
@@ -95,11 +111,24 @@ def limits(stack, lab, tmp_path_factory):
         default_pool=only["id"],
         http_request_timeout_ms=500,
     )
+    slow_server = _netns_python(lab, "s1", SLOW_SERVER, 8081)
+    queued = api.create("/api/v1/pools/", name="queued", queue_timeout_ms=1500)
+    api.create(
+        "/api/v1/members/",
+        pool=queued["id"],
+        name="s1",
+        address=lab.servers["s1"],
+        port=8081,
+        max_connections=1,
+        max_queue=1,
+    )
+    api.create("/api/v1/virtual-services/", name="queued", vip=LIMIT_VIP, port=85, default_pool=queued["id"])
     revision = stack.apply("limits")
     assert revision["nodes"][0]["state"] == "applied", revision["nodes"]
     yield reply
-    agent.kill()
-    agent.wait()
+    for process in (agent, slow_server):
+        process.kill()
+        process.wait()
 
 
 def test_connection_limit_per_source_answers_429(limits, lab):
@@ -157,3 +186,32 @@ def test_slow_client_gets_408_after_the_request_timeout(limits, lab):
     status, elapsed = client.communicate(timeout=15)[0].strip().rsplit(" ", 1)
     assert status.startswith("HTTP/1.1 408"), status
     assert float(elapsed) < 5  # the service's 500 ms, not the 10 s default
+
+
+def test_member_connection_cap_queues_then_refuses(limits, lab):
+    # One request at a time, each taking 1 s, and 1.5 s allowed in the queue: of three sent at
+    # once, the first is served, the second waits 1 s and is served, the third would wait 2 s
+    # and is refused with 503 instead.
+    clients = [
+        subprocess.Popen(
+            [
+                "ip",
+                "netns",
+                "exec",
+                lab.ns("cl"),
+                "curl",
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "10",
+                f"http://{LIMIT_VIP}:85/",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    assert sorted(c.communicate(timeout=15)[0] for c in clients) == ["200", "200", "503"]
