@@ -116,6 +116,14 @@ report() {
 	done
 }
 
+# build_guest_binaries: programs the guest cannot build itself (it has no Go),
+# compiled on the host into the results share, which the guest sees as /results.
+# The agent's real-HAProxy tests run there against trixie's HAProxy 3.0.
+build_guest_binaries() {
+	mkdir -p "$RESULTS/bin"
+	(cd "$REPO/agents" && CGO_ENABLED=0 go test -c -o "$RESULTS/bin/haproxy.test" ./internal/haproxy)
+}
+
 main() {
 	[[ $(id -u) -eq 0 ]] || { log "must run as root"; exit 1; }
 	local tests image
@@ -127,6 +135,9 @@ main() {
 	rm -rf "$RESULTS"
 	mkdir -p "$RESULTS"
 	printf '%s\n' "${tests[@]}" >"$RESULTS/selected"
+	if [[ " ${tests[*]} " == *" test_agent_haproxy30 "* ]]; then
+		build_guest_binaries
+	fi
 
 	log "booting $(cat "$image/kernel-release") under TCG for: ${tests[*]}"
 	local start=$SECONDS qemu_rc=0

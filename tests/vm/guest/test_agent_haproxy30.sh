@@ -1,0 +1,12 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The node agent's real-HAProxy tests (agents/internal/haproxy) against the appliance's
+# HAProxy (Debian trixie, 3.0): seamless reloads under load, rollback of a failed reload,
+# bundle swaps with haproxy.d/, and weight/state changes through the runtime API through
+# the master CLI without a reload. run.sh compiles the test binary on the host.
+set -euo pipefail
+
+haproxy -v | head -1
+cd /src/agents/internal/haproxy  # testdata/ is read relative to the package
+/results/bin/haproxy.test -test.v -test.count=1 -test.timeout=240s
