@@ -18,7 +18,7 @@ import jinja2
 
 from compiler import rules as limits
 from compiler.errors import VerifyError
-from compiler.switching import ROUTED_ACL, compile_rules, conf_file, log_format, quote
+from compiler.switching import ROUTED_ACL, compile_rules, conf_file, log_format, quote, value_lines
 from compiler.tokens import (
     ALGORITHMS_WITH_WEIGHTS,
     HAPROXY_BALANCE,
@@ -29,8 +29,6 @@ from compiler.verify import pool_modes, verify
 
 # The last line of defence: a word that reaches a config file must be inert to the parser.
 _INERT_WORD = re.compile(r"\A[A-Za-z0-9_.:/%?&=+,;~!*()@\[\]-]+\Z")
-
-SERVERS_JSON = "haproxy.d/servers.json"
 
 
 @dataclass(frozen=True)
@@ -83,10 +81,6 @@ class _Files:
     def add(self, leaf, content):
         self.files[f"haproxy.d/{leaf}"] = content.encode() if isinstance(content, str) else content
         return conf_file(leaf)
-
-
-def _chunks(values, size=32):
-    return [values[i : i + size] for i in range(0, len(values), size)]
 
 
 def _seconds(ms):
@@ -184,8 +178,8 @@ def _frontend(service, files, pems):
         "http": service.protocol in limits.HTTP_PROTOCOLS,
         "switching": switching,
         "routed_acl": ROUTED_ACL,
-        "allow": _chunks(list(service.allow_cidrs)),
-        "deny": _chunks(list(service.deny_cidrs)),
+        "allow": list(value_lines(service.allow_cidrs)),
+        "deny": list(value_lines(service.deny_cidrs)),
         "scheme": "https" if service.protocol == "https" else "http",
         "forwarded_for": '"[%[src]]"' if vip.version == 6 else '"%[src]"',
         "crts": [],

@@ -95,7 +95,8 @@ def _values(cond):
     return values
 
 
-def _chunks(values):
+def value_lines(values):
+    """Split pattern values into groups that fit on one haproxy.cfg line."""
     chunk, size = [], 0
     for value in values:
         if chunk and (len(chunk) == _VALUES_PER_LINE or size + len(value) > _LINE_BUDGET):
@@ -113,7 +114,8 @@ def _acl_lines(name, cond):
     fetch = fetch.format(name=cond.name)
     if method == "found":
         return [f"acl {name} {fetch} -m found"]
-    return [f"acl {name} {fetch} -m {method} {' '.join(quote(v) for v in chunk)}" for chunk in _chunks(_values(cond))]
+    lines = value_lines(_values(cond))
+    return [f"acl {name} {fetch} -m {method} {' '.join(quote(v) for v in chunk)}" for chunk in lines]
 
 
 def _map_kind(rule):

@@ -362,12 +362,13 @@ def pool_modes(snap):
 
 
 def _pool_modes(snap):
+    modes = sorted(pool_modes(snap).items())
     problems = [
         (f"pools/{name}", "used by both http and tcp virtual services; use one pool per mode")
-        for name, used in sorted(pool_modes(snap).items())
+        for name, used in modes
         if len(used) > 1
     ]
-    for name, used in sorted(pool_modes(snap).items()):
+    for name, used in modes:
         pool = snap.pool(name)
         if pool is None or len(used) != 1:
             continue

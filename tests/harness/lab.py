@@ -456,14 +456,14 @@ class Lab:
         kwargs.setdefault("timeout", 60)
         return subprocess.run(["ip", "netns", "exec", namespace, *argv], **kwargs)
 
-    def client_get(self, url: str, timeout: float = 2) -> tuple[int, str, Message]:
-        """GET ``url`` with curl from the client namespace.
+    def curl(self, *args: str, timeout: float = 2) -> tuple[int, str, Message]:
+        """Run curl with ``args`` (URLs and options) in the client namespace.
 
-        Returns (status, body, headers); headers look up case-insensitively. Status 0 means
-        no HTTP answer at all (refused, reset, timed out)."""
+        Returns (status, body, headers) of the last response; headers look up
+        case-insensitively. Status 0 means no HTTP answer at all (refused, reset, timed out)."""
         proc = self.exec(
             "cl",
-            ["curl", "-sS", "-i", "--noproxy", "*", "--max-time", str(timeout), url],
+            ["curl", "-sS", "-i", "--noproxy", "*", "--max-time", str(timeout), *args],
             capture_output=True,
             timeout=timeout + 5,
         )
@@ -471,10 +471,17 @@ class Lab:
             return 0, "", Message()
         return parse_http_response(proc.stdout)
 
+    def client_get(self, url: str, timeout: float = 2) -> tuple[int, str, Message]:
+        """GET ``url`` with curl from the client namespace (see ``curl``)."""
+        return self.curl(url, timeout=timeout)
+
 
 def parse_http_response(raw: bytes) -> tuple[int, str, Message]:
-    """Split curl ``-i`` output into status, body text and headers."""
+    """Split curl ``-i`` output into status, body text and headers (of the final response,
+    after any interim 1xx ones)."""
     head, _, body = raw.partition(b"\r\n\r\n")
+    while re.match(rb"HTTP/\S+ 1\d\d", head) and body.startswith(b"HTTP/"):
+        head, _, body = body.partition(b"\r\n\r\n")
     status_line, _, header_block = head.partition(b"\r\n")
     status = int(status_line.split()[1])
     headers = http.client.parse_headers(_BytesReader(header_block + b"\r\n\r\n"))

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.netns.test_rest_flow import wait_for
+from tests.netns.test_rest_flow import CHECK, wait_for
 
 pytestmark = pytest.mark.netns
 
@@ -19,23 +19,11 @@ GUARD_VIP = "10.77.100.22"
 TLS_VIP = "10.77.100.23"
 WALLED_VIP = "10.77.100.24"
 DENIED_VIP = "10.77.100.25"
-CHECK = {"interval_ms": 1000, "timeout_ms": 500, "rise": 1, "fall": 2}
 
 
 def curl(lab, *args, timeout=3):
-    """curl in the client namespace; returns (status, body, headers dict lower-cased)."""
-    proc = lab.exec(
-        "cl",
-        ["curl", "-sS", "-i", "--noproxy", "*", "--max-time", str(timeout), *args],
-        capture_output=True,
-        timeout=timeout + 5,
-    )
-    if proc.returncode != 0:
-        return 0, proc.stderr.decode(errors="replace"), {}
-    head, _, body = proc.stdout.decode(errors="replace").replace("\r\n", "\n").rpartition("\n\n")
-    lines = head.split("\n\n")[-1].splitlines()
-    status = int(lines[0].split()[1])
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    """``lab.curl`` with the body's trailing newline dropped (servers answer ``s1\\n``)."""
+    status, body, headers = lab.curl(*args, timeout=timeout)
     return status, body.strip(), headers
 
 

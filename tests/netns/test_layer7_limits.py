@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.netns.test_layer7 import CHECK, curl
-from tests.netns.test_rest_flow import wait_for
+from tests.netns.test_layer7 import curl
+from tests.netns.test_rest_flow import CHECK, wait_for
 
 pytestmark = pytest.mark.netns
 

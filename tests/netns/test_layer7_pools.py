@@ -4,8 +4,8 @@ request-body limits, and header and source-address persistence."""
 
 import pytest
 
-from tests.netns.test_layer7 import CHECK, curl, prefix
-from tests.netns.test_rest_flow import wait_for
+from tests.netns.test_layer7 import curl, prefix
+from tests.netns.test_rest_flow import CHECK, wait_for
 
 pytestmark = pytest.mark.netns
 

@@ -70,22 +70,7 @@ def _candidate_instance(serializer, attrs, model):
 class HealthCheckSerializer(StrictModelSerializer):
     class Meta:
         model = HealthCheck
-        fields = [
-            "id",
-            "pool",
-            "type",
-            "method",
-            "path",
-            "expected_status",
-            "host",
-            "expect_body",
-            "expect_body_match",
-            "agent_port",
-            "interval_ms",
-            "timeout_ms",
-            "rise",
-            "fall",
-        ]
+        fields = ["id", "pool", *snapshot.HEALTH_CHECK_FIELDS]
 
     def validate(self, attrs):
         values = self.merged(attrs, "timeout_ms", "interval_ms")
@@ -103,19 +88,7 @@ class HealthCheckSerializer(StrictModelSerializer):
 class MemberSerializer(StrictModelSerializer):
     class Meta:
         model = Member
-        fields = [
-            "id",
-            "pool",
-            "name",
-            "address",
-            "port",
-            "weight",
-            "state",
-            "backup",
-            "max_connections",
-            "max_queue",
-            "slowstart_ms",
-        ]
+        fields = ["id", "pool", *snapshot.MEMBER_FIELDS]
         validators = []  # uniqueness is checked in validate() to answer with field errors
 
     def validate(self, attrs):

@@ -1,6 +1,9 @@
 """Layer 7 objects through the API on PostgreSQL: rules and their order, persistence, TLS
 fields, protection, and runtime member changes. Meaning is checked by the compiler."""
 
+import json
+
+from django.contrib.auth import get_user_model
 from rest_framework.test import APITestCase
 
 from cluster.models import Node
@@ -111,8 +114,7 @@ class RuleTest(APIViewTests, APITestCase):
 
 class Layer7ServiceTest(APITestCase):
     def setUp(self):
-        user = __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model()
-        self.client.force_authenticate(user.objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
         self.web = Pool.objects.create(name="web")
 
     def _post(self, **fields):
@@ -180,8 +182,7 @@ class Layer7ServiceTest(APITestCase):
 
 class MemberRuntimeTest(APITestCase):
     def setUp(self):
-        user = __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model()
-        self.client.force_authenticate(user.objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
         self.node = Node.objects.create(name="lb1")
         self.pool = Pool.objects.create(name="web", algorithm="weighted-round-robin")
         self.s1 = Member.objects.create(pool=self.pool, name="s1", address="10.0.1.1", port=80, weight=2)
@@ -215,6 +216,4 @@ class MemberRuntimeTest(APITestCase):
 
 
 def _structure(files):
-    import json
-
     return json.loads(files["haproxy.d/servers.json"])["structure"]
