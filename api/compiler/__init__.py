@@ -2,14 +2,16 @@
 
     snap = snapshot_from_dict(revision.snapshot)
     verify(snap)                      # raises VerifyError naming the object path
-    files = render_haproxy(snap, "lb1")  # {"haproxy.cfg": b"..."}
+    files = render_haproxy(snap, "lb1")  # {"haproxy.cfg": b"...", "haproxy.d/...": b"..."}
+    files |= render_keepalived(snap, "lb1")  # {"keepalived.conf": b"...", ...} or {}
 
 No file I/O, no database, no clock: the same snapshot always gives the same bytes.
 """
 
 from compiler.errors import VerifyError
+from compiler.keepalived import render_keepalived
 from compiler.render import render_haproxy
 from compiler.snapshot import Snapshot, snapshot_from_dict
 from compiler.verify import verify
 
-__all__ = ["Snapshot", "VerifyError", "render_haproxy", "snapshot_from_dict", "verify"]
+__all__ = ["Snapshot", "VerifyError", "render_haproxy", "render_keepalived", "snapshot_from_dict", "verify"]

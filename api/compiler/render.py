@@ -244,10 +244,12 @@ def render_haproxy(snap, node, pems=None):
         raise VerifyError(missing)
     files = _Files()
     modes = pool_modes(snap)
-    services = sorted(snap.virtual_services, key=lambda s: s.name)
+    # IPVS services and their pools belong to keepalived (compiler.keepalived).
+    services = sorted((s for s in snap.virtual_services if not s.ipvs), key=lambda s: s.name)
+    proxied = [p for p in snap.pools if "ipvs" not in modes.get(p.name, ()) and p.algorithm in HAPROXY_BALANCE]
     frontends = [_frontend(s, files, pems) for s in services]
     backends = [
-        _backend(p, min(modes.get(p.name) or {"http"}), files, pems) for p in sorted(snap.pools, key=lambda p: p.name)
+        _backend(p, min(modes.get(p.name) or {"http"}), files, pems) for p in sorted(proxied, key=lambda p: p.name)
     ]
     context = {
         "revision": snap.revision,

@@ -26,14 +26,24 @@ HTTP_STATUS_MIN, HTTP_STATUS_MAX = 100, 599
 CHECK_RISE_FALL_MAX = 100
 CHECK_INTERVAL_MS_MIN, CHECK_INTERVAL_MS_MAX = 100, 3_600_000
 
-ALGORITHMS = ("round-robin", "weighted-round-robin", "least-connections", "source-hash")
+ALGORITHMS = (
+    "round-robin",
+    "weighted-round-robin",
+    "least-connections",
+    "least-connections-unweighted",
+    "source-hash",
+    "maglev-hash",
+    "shortest-expected-delay",
+    "never-queue",
+    "dynamic-least-load",
+)
 MEMBER_STATES = ("enabled", "drain", "disabled")
-CHECK_TYPES = ("tcp", "http", "https", "agent", "ping")
-CHECK_BODY_MATCH = ("string", "regex")
+CHECK_TYPES = ("tcp", "http", "https", "agent", "ping", "dns", "script")
+CHECK_BODY_MATCH = ("string", "regex", "digest")
 
 # --- Layer 7 -----------------------------------------------------------------------------
 
-PROTOCOLS = ("http", "https", "tcp")
+PROTOCOLS = ("http", "https", "tcp", "udp")
 HTTP_PROTOCOLS = ("http", "https")
 
 HTTP_REUSE = ("never", "safe", "aggressive", "always")
@@ -146,3 +156,43 @@ MAXCONN_MAX = 1_000_000
 RATE_MAX = 1_000_000
 RATE_PERIOD_S_MAX = 3600
 BODY_MAX = 2**40
+
+# --- Layer 4 (IPVS through keepalived) -----------------------------------------------------
+
+# How a service forwards: "proxy" is HAProxy (layer 7, or TCP proxying); the others are
+# IPVS forwarding methods (masquerading, direct routing, IP-in-IP tunnelling).
+FORWARDING = ("proxy", "nat", "direct-routing", "tunnel")
+IPVS_FORWARDING = FORWARDING[1:]
+MEMBER_FORWARDING = ("",) + IPVS_FORWARDING  # "" = the service's method
+L4_PROTOCOLS = ("tcp", "udp")
+ON_FAILURE = ("remove", "quiesce")  # a failed real server leaves IPVS, or stays with weight 0
+IPVS_CHECK_TYPES = ("tcp", "http", "https", "ping", "dns", "script")
+PROXY_CHECK_TYPES = ("tcp", "http", "https", "agent", "ping")
+IPVS_WEIGHT_MAX = 65535
+DNS_TYPES = ("A", "AAAA", "CNAME", "MX", "NS", "SOA", "TXT")
+DNS_NAME_RE = re.compile(
+    r"\A(\.|(?=.{1,253}\Z)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?)\Z"
+)
+DIGEST_RE = re.compile(r"\A[0-9a-f]{32}\Z")
+DIGEST_HELP = "The MD5 of the page as 32 lower-case hex digits (md5sum of the body, or keepalived's genhash)."
+# Text keepalived reads inside double quotes: printable ASCII without the characters its
+# parser treats specially (comments '!' '#', quotes, '\\', '$' parameters, '{' '}' blocks).
+KEEPALIVED_TEXT_RE = re.compile(r"\A[\x20\x25-\x26\x28-\x5b\x5d-\x7a\x7c\x7e]{1,512}\Z")
+KEEPALIVED_TEXT_HELP = "Printable ASCII without ! # $ \" ' \\ { } (keepalived's parser gives them meaning)."
+# MISC_CHECK: a program installed on the nodes under one of these directories (root-owned,
+# so an API user can choose among vetted checks but not run arbitrary commands), with
+# plain arguments. keepalived runs it as root: keepalived 2.2's --config-test is killed
+# when a script user is configured, and a configuration we cannot test is not published.
+CHECK_SCRIPT_DIRS = ("/etc/fulcrum/checks/", "/usr/lib/fulcrum/checks/")
+CHECK_SCRIPT_RE = re.compile(
+    r"\A(/etc/fulcrum/checks/|/usr/lib/fulcrum/checks/)[A-Za-z0-9][A-Za-z0-9_.-]{0,127}"
+    r"( [A-Za-z0-9_.,:=@%+/-]{1,128}){0,16}\Z"
+)
+CHECK_SCRIPT_HELP = (
+    "A program under /etc/fulcrum/checks/ or /usr/lib/fulcrum/checks/ and up to 16 plain arguments "
+    "(letters, digits and _ . , : = @ % + / -), separated by single spaces."
+)
+SYNC_ID_MAX = 255
+SYNC_MAXLEN_MAX = 65507
+INTERFACE_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}\Z")
+INTERFACE_HELP = "A network interface name such as eth1 (1-15 characters)."

@@ -8,6 +8,7 @@ Secrets are not part of a snapshot: a certificate appears by name and fingerprin
 its PEM (with the private key) is handed to the renderer separately.
 """
 
+import dataclasses
 import types
 import typing
 from dataclasses import MISSING, dataclass, fields, is_dataclass
@@ -30,8 +31,19 @@ class HealthCheck:
     host: str = ""
     # Body match: "" = none; match "string" or "regex" against expect_body.
     expect_body: str = ""
-    expect_body_match: str = "string"
+    expect_body_match: str = "string"  # string | regex | digest (layer 4: MD5 of the page)
     agent_port: int = 0
+    # After a failure, probe at this interval until the state settles (HAProxy fastinter,
+    # keepalived delay_before_retry); 0 = interval_ms.
+    retry_interval_ms: int = 0
+    # Layer 4 (keepalived): alpha = real servers start down until a check passes; omega =
+    # run down-notifications when keepalived stops.
+    alpha: bool = False
+    omega: bool = False
+    dns_type: str = "SOA"  # dns: query type and name; the check passes on an answer
+    dns_name: str = "."
+    script: str = ""  # script: program (under CHECK_SCRIPT_DIRS) and arguments; exit 0 = up
+    script_dynamic: bool = False  # script: exit status 2..255 sets the weight to status - 2
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,8 @@ class Member:
     max_connections: int = 0  # 0 = unlimited; beyond it requests queue
     max_queue: int = 0  # 0 = unlimited queue for this member
     slowstart_ms: int = 0  # ramp weight up over this time after coming back
+    min_connections: int = 0  # layer 4: back in rotation below this after max_connections; 0 = off
+    forwarding: str = ""  # layer 4: nat | direct-routing | tunnel; "" = the service's method
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,11 @@ class Pool:
     queue_timeout_ms: int = 30000
     # Served (503) when no member can take the request; "" = HAProxy's own page.
     maintenance_page: str = ""
+    # Layer 4: source-hash / maglev-hash also hash the source port, and skip a member
+    # that is unavailable (weight 0) instead of failing the connection.
+    hash_port: bool = False
+    hash_fallback: bool = False
+    on_failure: str = "remove"  # layer 4: remove | quiesce (keep with weight 0)
 
 
 @dataclass(frozen=True)
@@ -139,9 +158,13 @@ class VirtualService:
     name: str
     vip: str
     port: int
-    protocol: str  # http | https (TLS offload, mode http) | tcp
+    protocol: str  # http | https (TLS offload, mode http) | tcp | udp
     enabled: bool
     default_pool: str
+    # proxy (HAProxy) | nat | direct-routing | tunnel (IPVS through keepalived)
+    forwarding: str = "proxy"
+    port_end: int = 0  # layer 4: a port range port..port_end (a firewall-mark service); 0 = one port
+    one_packet_scheduling: bool = False  # layer 4 UDP: schedule every datagram on its own
     rules: tuple[Rule, ...] = ()
     # TLS (https): the first certificate is the default, SNI picks among all.
     certificates: tuple[str, ...] = ()
@@ -166,6 +189,15 @@ class VirtualService:
     keep_alive_timeout_ms: int = 10000
     error_pages: tuple[ErrorPage, ...] = ()
 
+    @property
+    def ipvs(self):
+        """True for a layer-4 service forwarded by IPVS rather than proxied by HAProxy."""
+        return self.forwarding != "proxy"
+
+    @property
+    def last_port(self):
+        return self.port_end or self.port
+
 
 @dataclass(frozen=True)
 class Certificate:
@@ -175,11 +207,24 @@ class Certificate:
 
 
 @dataclass(frozen=True)
+class IpvsSync:
+    """IPVS connection synchronisation between balancers (keepalived's lvs_sync_daemon)."""
+
+    interface: str
+    sync_id: int = 0
+    port: int = 8848
+    ttl: int = 1
+    max_packet: int = 0  # 0 = the kernel's choice (from the MTU)
+    group: str = ""  # multicast group; "" = 224.0.0.81
+
+
+@dataclass(frozen=True)
 class Snapshot:
     revision: int
     virtual_services: tuple[VirtualService, ...]
     pools: tuple[Pool, ...]
     certificates: tuple[Certificate, ...] = ()
+    ipvs_sync: IpvsSync | None = None
 
     def pool(self, name):
         return next((p for p in self.pools if p.name == name), None)
@@ -244,4 +289,4 @@ def snapshot_from_dict(data):
         annotation = Snapshot.__dataclass_fields__[key].type
         built[key] = _convert(items, annotation, label) if items != [] else ()
     snap = _build(Snapshot, {**data, **{k: [] for k in _SECTIONS}}, "")
-    return Snapshot(revision=snap.revision, **built)
+    return dataclasses.replace(snap, **built)

@@ -7,6 +7,29 @@ HAPROXY_BALANCE = {
     "source-hash": "source",
 }
 
+# IPVS schedulers (ip_vs_<name> kernel modules). ``dllc`` is Fulcrum's own module, which
+# keepalived does not know: keepalived.conf names KEEPALIVED_FALLBACK instead and the node
+# agent sets the kernel scheduler itself (see keepalived.d/ipvs.json).
+IPVS_SCHEDULER = {
+    "round-robin": "rr",
+    "weighted-round-robin": "wrr",
+    "least-connections": "wlc",
+    "least-connections-unweighted": "lc",
+    "source-hash": "sh",
+    "maglev-hash": "mh",
+    "shortest-expected-delay": "sed",
+    "never-queue": "nq",
+    "dynamic-least-load": "dllc",
+}
+KEEPALIVED_SCHEDULERS = frozenset(
+    {"rr", "wrr", "lc", "wlc", "lblc", "sh", "mh", "dh", "fo", "ovf", "lblcr", "sed", "nq"}
+)
+KEEPALIVED_FALLBACK = "wlc"
+HASH_SCHEDULERS = frozenset({"sh", "mh"})  # take the port / fallback flags
+
+# keepalived's words for the forwarding methods.
+IPVS_METHOD = {"nat": "NAT", "direct-routing": "DR", "tunnel": "TUN"}
+
 # Plain round robin ignores operator weights (as F5's "Round Robin" ignores ratios);
 # every other algorithm honours them.
 ALGORITHMS_WITH_WEIGHTS = frozenset(HAPROXY_BALANCE) - {"round-robin"}

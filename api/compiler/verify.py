@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from compiler import rules
 from compiler.errors import VerifyError
-from compiler.tokens import HAPROXY_BALANCE, HAPROXY_MODE
+from compiler.tokens import HAPROXY_BALANCE, HAPROXY_MODE, HASH_SCHEDULERS, IPVS_SCHEDULER
 
 
 def verify(snap):
@@ -24,8 +24,28 @@ def verify(snap):
     problems += _unique_names(snap.certificates, "certificates")
     problems += _listener_clashes(snap.virtual_services)
     problems += _pool_modes(snap)
+    if snap.ipvs_sync is not None:
+        problems += verify_sync(snap.ipvs_sync, "ipvs-sync")
     if problems:
         raise VerifyError(problems)
+
+
+def verify_sync(sync, path):
+    """Problems with the IPVS sync daemon settings ``sync`` (a snapshot IpvsSync)."""
+    problems = []
+    if not rules.INTERFACE_RE.match(sync.interface):
+        problems.append((f"{path}/interface", f"invalid interface {sync.interface!r}: {rules.INTERFACE_HELP}"))
+    problems += _within(sync.sync_id, 0, rules.SYNC_ID_MAX, f"{path}/sync_id")
+    problems += _within(sync.port, rules.PORT_MIN, rules.PORT_MAX, f"{path}/port")
+    problems += _within(sync.ttl, 1, 255, f"{path}/ttl")
+    if sync.max_packet:
+        problems += _within(sync.max_packet, 1, rules.SYNC_MAXLEN_MAX, f"{path}/max_packet")
+    if sync.group:
+        bad_group = _address(sync.group, f"{path}/group")
+        problems += bad_group
+        if not bad_group and not ipaddress.ip_address(sync.group).is_multicast:
+            problems.append((f"{path}/group", f"{sync.group} is not a multicast address"))
+    return problems
 
 
 def _unique_names(items, kind):
@@ -60,7 +80,7 @@ def _one_of(value, allowed, path):
 def _verify_pool(pool):
     path = f"pools/{pool.name}"
     problems = _name(pool.name, f"{path}/name")
-    problems += _one_of(pool.algorithm, tuple(HAPROXY_BALANCE), f"{path}/algorithm")
+    problems += _one_of(pool.algorithm, rules.ALGORITHMS, f"{path}/algorithm")
     problems += _unique_names(pool.members, f"{path}/members")
     endpoints = set()
     for member in pool.members:
@@ -73,6 +93,8 @@ def _verify_pool(pool):
         problems += _within(member.max_connections, 0, rules.MAXCONN_MAX, f"{mpath}/max_connections")
         problems += _within(member.max_queue, 0, rules.MAXCONN_MAX, f"{mpath}/max_queue")
         problems += _within(member.slowstart_ms, 0, rules.TIMEOUT_MS_MAX, f"{mpath}/slowstart_ms")
+        problems += _within(member.min_connections, 0, rules.MAXCONN_MAX, f"{mpath}/min_connections")
+        problems += _one_of(member.forwarding, rules.MEMBER_FORWARDING, f"{mpath}/forwarding")
         if (member.address, member.port) in endpoints:
             problems.append((mpath, f"{member.address}:{member.port} is already a member of this pool"))
         endpoints.add((member.address, member.port))
@@ -89,6 +111,7 @@ def _verify_pool(pool):
         problems.append((f"{path}/tls_sni", f"not a host name or @host: {pool.tls_sni!r}"))
     if len(pool.maintenance_page) > rules.MAINTENANCE_PAGE_MAX:
         problems.append((f"{path}/maintenance_page", f"longer than {rules.MAINTENANCE_PAGE_MAX} characters"))
+    problems += _one_of(pool.on_failure, rules.ON_FAILURE, f"{path}/on_failure")
     return problems
 
 
@@ -142,13 +165,16 @@ def _verify_check(check, path):
     problems += _within(check.timeout_ms, low, check.interval_ms, f"{path}/timeout_ms")
     problems += _within(check.rise, 1, rules.CHECK_RISE_FALL_MAX, f"{path}/rise")
     problems += _within(check.fall, 1, rules.CHECK_RISE_FALL_MAX, f"{path}/fall")
+    problems += _within(check.retry_interval_ms, 0, high, f"{path}/retry_interval_ms")
+    if check.retry_interval_ms and check.retry_interval_ms < low:
+        problems.append((f"{path}/retry_interval_ms", f"0 (the interval) or at least {low}"))
     if check.type in ("http", "https"):
         problems += _one_of(check.method, rules.CHECK_METHODS, f"{path}/method")
         if check.expect_body and check.method == "HEAD":
             problems.append((f"{path}/expect_body", "a HEAD request has no body to match; use GET"))
         if check.expect_body:
             problems += _one_of(check.expect_body_match, rules.CHECK_BODY_MATCH, f"{path}/expect_body_match")
-            check_body = _regex if check.expect_body_match == "regex" else _text
+            check_body = {"regex": _regex, "digest": _digest}.get(check.expect_body_match, _text)
             problems += check_body(check.expect_body, f"{path}/expect_body")
         if not rules.HTTP_PATH_RE.match(check.path):
             problems.append((f"{path}/path", f"invalid path {check.path!r}: {rules.HTTP_PATH_HELP}"))
@@ -158,7 +184,17 @@ def _verify_check(check, path):
             problems.append((f"{path}/host", f"not a host name: {check.host!r}"))
     if check.type == "agent":
         problems += _within(check.agent_port, rules.PORT_MIN, rules.PORT_MAX, f"{path}/agent_port")
+    if check.type == "dns":
+        problems += _one_of(check.dns_type, rules.DNS_TYPES, f"{path}/dns_type")
+        if not rules.DNS_NAME_RE.match(check.dns_name):
+            problems.append((f"{path}/dns_name", f"not a domain name: {check.dns_name!r}"))
+    if check.type == "script" and not rules.CHECK_SCRIPT_RE.match(check.script):
+        problems.append((f"{path}/script", f"invalid command {check.script!r}: {rules.CHECK_SCRIPT_HELP}"))
     return problems
+
+
+def _digest(value, path):
+    return [] if rules.DIGEST_RE.match(value) else [(path, f"invalid digest {value!r}: {rules.DIGEST_HELP}")]
 
 
 def _verify_service(service, snap):
@@ -167,6 +203,8 @@ def _verify_service(service, snap):
     problems += _address(service.vip, f"{path}/vip")
     problems += _within(service.port, rules.PORT_MIN, rules.PORT_MAX, f"{path}/port")
     problems += _one_of(service.protocol, rules.PROTOCOLS, f"{path}/protocol")
+    problems += _one_of(service.forwarding, rules.FORWARDING, f"{path}/forwarding")
+    problems += _verify_layer(service, path)
     if snap.pool(service.default_pool) is None:
         problems.append((f"{path}/default_pool", f"pool {service.default_pool!r} does not exist"))
     problems += _verify_tls(service, snap, path)
@@ -178,6 +216,31 @@ def _verify_service(service, snap):
     problems += _unique_names(service.rules, f"{path}/rules")
     for rule in service.rules:
         problems += _verify_rule(rule, snap, f"{path}/rules/{rule.name}")
+    return problems
+
+
+def _verify_layer(service, path):
+    """What a proxied service may not ask for, and what an IPVS service cannot do."""
+    if not service.ipvs:
+        problems = []
+        if service.protocol == "udp":
+            problems.append((f"{path}/protocol", "UDP is forwarded by IPVS: choose nat, direct-routing or tunnel"))
+        for field in ("port_end", "one_packet_scheduling"):
+            if getattr(service, field):
+                problems.append((f"{path}/{field}", "needs an IPVS forwarding method (nat, direct-routing, tunnel)"))
+        return problems
+    problems = _one_of(service.protocol, rules.L4_PROTOCOLS, f"{path}/protocol")
+    if service.port_end:
+        problems += _within(service.port_end, service.port + 1, rules.PORT_MAX, f"{path}/port_end")
+    if service.one_packet_scheduling and service.protocol != "udp":
+        problems.append((f"{path}/one_packet_scheduling", "one-packet scheduling is for UDP services"))
+    proxy_only = {
+        "allow_cidrs": service.allow_cidrs,
+        "deny_cidrs": service.deny_cidrs,
+        "conn_limit": service.conn_limit,
+        "max_connections": service.max_connections,
+    }
+    problems += [(f"{path}/{f}", "HAProxy setting: needs forwarding proxy") for f, used in proxy_only.items() if used]
     return problems
 
 
@@ -326,34 +389,49 @@ def _verify_rule(rule, snap, path):
     return problems
 
 
-def listeners_clash(vip_a, port_a, vip_b, port_b):
-    """True when two VIP:port listeners cannot both be bound (a wildcard covers its family)."""
-    if port_a != port_b:
+def transport(protocol):
+    """The IP protocol a listener uses: every protocol but udp is carried over TCP."""
+    return "udp" if protocol == "udp" else "tcp"
+
+
+def listeners_clash(a, b):
+    """True when two services (vip, port, port_end, protocol) would take the same packets.
+
+    A wildcard VIP covers its address family; TCP and UDP on one port do not clash.
+    """
+    if transport(a.protocol) != transport(b.protocol):
         return False
-    a, b = ipaddress.ip_address(vip_a), ipaddress.ip_address(vip_b)
-    return a == b or (a.version == b.version and (a.is_unspecified or b.is_unspecified))
+    if a.port > (b.port_end or b.port) or b.port > (a.port_end or a.port):
+        return False
+    x, y = ipaddress.ip_address(a.vip), ipaddress.ip_address(b.vip)
+    return x == y or (x.version == y.version and (x.is_unspecified or y.is_unspecified))
+
+
+def _ports(service):
+    return f"{service.port}-{service.port_end}" if service.port_end else str(service.port)
 
 
 def _listener_clashes(services):
     problems = []
-    valid = [s for s in services if not _address(s.vip, "")]
+    valid = [s for s in services if not _address(s.vip, "") and s.protocol in rules.PROTOCOLS]
     for i, service in enumerate(valid):
         for other in valid[:i]:
-            if listeners_clash(service.vip, service.port, other.vip, other.port):
+            if listeners_clash(service, other):
                 problems.append(
                     (
                         f"virtual-services/{service.name}/vip",
-                        f"{service.vip}:{service.port} clashes with virtual service {other.name!r}",
+                        f"{service.vip}:{_ports(service)}/{transport(service.protocol)} clashes with "
+                        f"virtual service {other.name!r} ({other.vip}:{_ports(other)})",
                     )
                 )
     return problems
 
 
 def pool_modes(snap):
-    """{pool name: {"http", "tcp"}}: the HAProxy modes each pool is used in."""
+    """{pool name: modes}: "http" / "tcp" for the HAProxy modes it is used in, "ipvs" for IPVS."""
     modes = defaultdict(set)
     for service in snap.virtual_services:
-        mode = HAPROXY_MODE.get(service.protocol, service.protocol)
+        mode = "ipvs" if service.ipvs else HAPROXY_MODE.get(service.protocol, service.protocol)
         modes[service.default_pool].add(mode)
         for rule in service.rules:
             if rule.action == "use_pool":
@@ -362,22 +440,133 @@ def pool_modes(snap):
 
 
 def _pool_modes(snap):
-    modes = sorted(pool_modes(snap).items())
-    problems = [
-        (f"pools/{name}", "used by both http and tcp virtual services; use one pool per mode")
-        for name, used in modes
-        if len(used) > 1
-    ]
-    for name, used in modes:
+    problems = []
+    for name, used in sorted(pool_modes(snap).items()):
         pool = snap.pool(name)
-        if pool is None or len(used) != 1:
+        if pool is None:
             continue
-        allowed = rules.PERSISTENCE_HTTP if used == {"http"} else rules.PERSISTENCE_TCP
-        if pool.persistence.type not in allowed:
-            kind = "an http or https" if used == {"tcp"} else "a tcp"
-            problems.append((f"pools/{name}/persistence/type", f"{pool.persistence.type} needs {kind} service"))
-        if pool.tls_ca and snap.certificate(pool.tls_ca) is None:
-            problems.append((f"pools/{name}/tls_ca", f"certificate {pool.tls_ca!r} does not exist"))
-        if pool.tls and pool.tls_verify and not pool.tls_ca:
-            problems.append((f"pools/{name}/tls_ca", "verifying members' certificates needs a CA bundle"))
+        if "ipvs" in used and len(used) > 1:
+            problems.append((f"pools/{name}", "used by both IPVS (layer 4) and proxy services; give each its own pool"))
+        elif len(used) > 1:
+            problems.append((f"pools/{name}", "used by both http and tcp virtual services; use one pool per mode"))
+        elif used == {"ipvs"}:
+            problems += _verify_ipvs_pool(pool, snap, f"pools/{name}")
+        else:
+            problems += _verify_proxy_pool(pool, snap, used, f"pools/{name}")
+    return problems
+
+
+def _verify_proxy_pool(pool, snap, used, path):
+    problems = []
+    if pool.algorithm in IPVS_SCHEDULER and pool.algorithm not in HAPROXY_BALANCE:
+        problems.append(
+            (
+                f"{path}/algorithm",
+                f"{pool.algorithm} is an IPVS scheduler; proxy pools use one of " + ", ".join(HAPROXY_BALANCE),
+            )
+        )
+    allowed = rules.PERSISTENCE_HTTP if used == {"http"} else rules.PERSISTENCE_TCP
+    if pool.persistence.type not in allowed:
+        kind = "an http or https" if used == {"tcp"} else "a tcp"
+        problems.append((f"{path}/persistence/type", f"{pool.persistence.type} needs {kind} service"))
+    if pool.tls_ca and snap.certificate(pool.tls_ca) is None:
+        problems.append((f"{path}/tls_ca", f"certificate {pool.tls_ca!r} does not exist"))
+    if pool.tls and pool.tls_verify and not pool.tls_ca:
+        problems.append((f"{path}/tls_ca", "verifying members' certificates needs a CA bundle"))
+    ipvs_only = {
+        "hash_port": pool.hash_port,
+        "hash_fallback": pool.hash_fallback,
+        "on_failure": pool.on_failure != "remove",
+    }
+    problems += [(f"{path}/{f}", "an IPVS setting: needs a layer-4 service") for f, used_ in ipvs_only.items() if used_]
+    for member in pool.members:
+        for field in ("min_connections", "forwarding"):
+            if getattr(member, field):
+                problems.append((f"{path}/members/{member.name}/{field}", "an IPVS setting: needs a layer-4 service"))
+    check = pool.health_check
+    if check is not None:
+        cpath = f"{path}/health_check"
+        if check.type not in rules.PROXY_CHECK_TYPES:
+            problems.append((f"{cpath}/type", f"{check.type} checks are run by keepalived for layer-4 pools"))
+        for field, wrong in (
+            ("expect_body_match", check.expect_body_match == "digest"),
+            ("alpha", check.alpha),
+            ("omega", check.omega),
+        ):
+            if wrong:
+                problems.append((f"{cpath}/{field}", "a keepalived setting: needs a layer-4 service"))
+    return problems
+
+
+def _verify_ipvs_pool(pool, snap, path):
+    problems = []
+    scheduler = IPVS_SCHEDULER.get(pool.algorithm)
+    if (pool.hash_port or pool.hash_fallback) and scheduler not in HASH_SCHEDULERS:
+        problems.append((f"{path}/algorithm", "hash_port and hash_fallback need source-hash or maglev-hash"))
+    if pool.persistence.type not in ("none", "source"):
+        problems.append((f"{path}/persistence/type", "IPVS persistence is by source address: none or source"))
+    proxy_only = {
+        "tls": pool.tls,
+        "proxy_protocol": pool.proxy_protocol != "none",
+        "maintenance_page": pool.maintenance_page,
+    }
+    problems += [(f"{path}/{f}", "a HAProxy setting: needs forwarding proxy") for f, used in proxy_only.items() if used]
+    backups = [m for m in pool.members if m.backup]
+    if len(backups) > 1:
+        problems.append((f"{path}/members", "IPVS has one sorry server: mark at most one member as backup"))
+    for member in pool.members:
+        mpath = f"{path}/members/{member.name}"
+        for field in ("max_queue", "slowstart_ms"):
+            if getattr(member, field):
+                problems.append((f"{mpath}/{field}", "a HAProxy setting: IPVS has no queue or slow start"))
+        if member.min_connections and member.min_connections >= (member.max_connections or 1):
+            problems.append((f"{mpath}/min_connections", "needs max_connections above it"))
+        if member.backup and member.forwarding:
+            problems.append((f"{mpath}/forwarding", "the sorry server uses the service's forwarding method"))
+    if pool.health_check is not None:
+        problems += _verify_keepalived_check(pool.health_check, f"{path}/health_check")
+    for service in snap.virtual_services:
+        if service.default_pool == pool.name:
+            problems += _verify_ipvs_members(service, pool)
+    return problems
+
+
+def _verify_keepalived_check(check, path):
+    problems = []
+    if check.type not in rules.IPVS_CHECK_TYPES:
+        problems.append(
+            (
+                f"{path}/type",
+                f"{check.type} checks are HAProxy's; layer-4 pools use " + ", ".join(rules.IPVS_CHECK_TYPES),
+            )
+        )
+    if check.type in ("http", "https"):
+        if check.method != "GET":
+            problems.append((f"{path}/method", "keepalived's HTTP checks send GET"))
+        if not rules.KEEPALIVED_TEXT_RE.match(check.path):
+            problems.append((f"{path}/path", f"invalid path for keepalived: {rules.KEEPALIVED_TEXT_HELP}"))
+        literal = check.expect_body and check.expect_body_match != "digest"
+        if literal and not rules.KEEPALIVED_TEXT_RE.match(check.expect_body):
+            problems.append((f"{path}/expect_body", f"invalid text for keepalived: {rules.KEEPALIVED_TEXT_HELP}"))
+    return problems
+
+
+def _verify_ipvs_members(service, pool):
+    """Forwarding constraints between a service and its real servers."""
+    problems = []
+    vip = ipaddress.ip_address(service.vip) if not _address(service.vip, "") else None
+    for member in pool.members:
+        mpath = f"pools/{pool.name}/members/{member.name}"
+        method = member.forwarding or service.forwarding
+        if method != "nat" and not service.port_end and member.port != service.port:
+            problems.append(
+                (
+                    f"{mpath}/port",
+                    f"{method} cannot change the port: use {service.port} "
+                    f"(the port of virtual service {service.name!r}) or nat",
+                )
+            )
+        family_fixed = vip is not None and method != "tunnel" and not _address(member.address, "")
+        if family_fixed and ipaddress.ip_address(member.address).version != vip.version:
+            problems.append((f"{mpath}/address", f"{method} needs the VIP's address family; only tunnel mixes them"))
     return problems

@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass
 
 HAPROXY = os.environ.get("FULCRUM_HAPROXY", "haproxy")
+KEEPALIVED = os.environ.get("FULCRUM_KEEPALIVED", "keepalived")
 CHECK_TIMEOUT_S = 30
 
 
@@ -18,6 +19,37 @@ CHECK_TIMEOUT_S = 30
 class CheckResult:
     ok: bool
     output: str
+
+
+def _lay_out(files, scratch):
+    for name, content in files.items():
+        target = os.path.join(scratch, name)
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
+        os.chmod(target, 0o700 if name.endswith(".sh") else 0o600)
+
+
+def _run(argv, scratch, env=None):
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
+    output = (proc.stdout + proc.stderr).replace(scratch, "<check>").strip()
+    return CheckResult(proc.returncode == 0, output)
+
+
+def check_keepalived(files) -> CheckResult:
+    """Run ``keepalived --config-test`` on a bundle's keepalived.conf.
+
+    keepalived exits non-zero on warnings too (an unknown scheduler it replaces, a keyword
+    it ignores), which is what we want: the file must mean exactly what it says. The
+    nftables file needs CAP_NET_ADMIN to check, so the node agent checks it.
+    """
+    if "keepalived.conf" not in files:
+        return CheckResult(True, "")
+    if shutil.which(KEEPALIVED) is None:
+        return CheckResult(False, f"{KEEPALIVED} is not installed on the API host; cannot check the configuration")
+    with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
+        _lay_out(files, scratch)
+        return _run([KEEPALIVED, "--config-test", "-f", os.path.join(scratch, "keepalived.conf")], scratch)
 
 
 def check_haproxy(files) -> CheckResult:
@@ -29,21 +61,6 @@ def check_haproxy(files) -> CheckResult:
     if shutil.which(HAPROXY) is None:
         return CheckResult(False, f"{HAPROXY} is not installed on the API host; cannot check the configuration")
     with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
-        for name, content in files.items():
-            target = os.path.join(scratch, name)
-            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-            with open(target, "wb") as f:
-                f.write(content.encode() if isinstance(content, str) else content)
-            os.chmod(target, 0o700 if name.endswith(".sh") else 0o600)
-        path = os.path.join(scratch, "haproxy.cfg")
+        _lay_out(files, scratch)
         env = {**os.environ, "FULCRUM_RUN_DIR": scratch, "FULCRUM_CONF_DIR": scratch}
-        proc = subprocess.run(
-            [HAPROXY, "-c", "-q", "-f", path],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=CHECK_TIMEOUT_S,
-            check=False,
-        )
-    output = (proc.stdout + proc.stderr).replace(scratch, "<check>").strip()
-    return CheckResult(proc.returncode == 0, output)
+        return _run([HAPROXY, "-c", "-q", "-f", os.path.join(scratch, "haproxy.cfg")], scratch, env)

@@ -13,9 +13,9 @@ from django.db.models import Max
 from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
 from cluster.models import Node
-from compiler import VerifyError, render_haproxy, snapshot_from_dict
+from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict
 from compiler.render import CertificateFiles
-from revisions.checks import check_haproxy
+from revisions.checks import check_haproxy, check_keepalived
 from revisions.models import NodeRevision, Revision
 from services.models import Member
 from services.snapshot import freeze
@@ -46,12 +46,15 @@ def _pems(snapshot):
 def compile_for_node(snapshot, node_name):
     """Render ``snapshot`` for one node and check every file with its daemon."""
     try:
-        files = render_haproxy(snapshot_from_dict(snapshot), node_name, _pems(snapshot))
+        snap = snapshot_from_dict(snapshot)
+        files = render_haproxy(snap, node_name, _pems(snapshot)) | render_keepalived(snap, node_name)
     except VerifyError as err:
         raise PublishError(err.problems) from err
-    result = check_haproxy(files)
-    if not result.ok:
-        raise PublishError([(f"nodes/{node_name}/haproxy.cfg", f"haproxy rejected the configuration: {result.output}")])
+    for daemon, check in (("haproxy", check_haproxy), ("keepalived", check_keepalived)):
+        result = check(files)
+        if not result.ok:
+            path = f"nodes/{node_name}/{daemon}"
+            raise PublishError([(path, f"{daemon} rejected the configuration: {result.output}")])
     return {name: content.decode() for name, content in files.items()}
 
 

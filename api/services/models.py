@@ -5,7 +5,7 @@ from django.db import models
 
 from compiler import rules
 from services import validators as v
-from services.choices import Algorithm, CheckType, MemberState, Protocol, choices
+from services.choices import Algorithm, CheckType, Forwarding, MemberState, Protocol, choices
 
 
 def _persistence_default():
@@ -67,6 +67,17 @@ class Pool(models.Model):
         max_length=rules.MAINTENANCE_PAGE_MAX,
         help_text="HTML answered (503) when no member can take a request; empty for HAProxy's page.",
     )
+    # Layer 4 (IPVS).
+    hash_port = models.BooleanField(default=False, help_text="source-hash / maglev-hash: hash the source port too.")
+    hash_fallback = models.BooleanField(
+        default=False, help_text="source-hash / maglev-hash: pick another member when the hashed one is unavailable."
+    )
+    on_failure = models.CharField(
+        max_length=8,
+        choices=choices(rules.ON_FAILURE, {"quiesce": "Quiesce (weight 0, connections kept)"}),
+        default="remove",
+        help_text="Layer 4: what a failed health check does to a member.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -99,6 +110,18 @@ class Member(models.Model):
         default=0,
         validators=[MaxValueValidator(rules.TIMEOUT_MS_MAX)],
         help_text="Ramp the weight up over this time after the member comes back; 0 = off.",
+    )
+    min_connections = models.PositiveIntegerField(
+        default=0,
+        validators=v.maxconn_validators,
+        help_text="Layer 4: after reaching max_connections, take new ones again below this; 0 = off.",
+    )
+    forwarding = models.CharField(
+        max_length=16,
+        choices=choices(rules.MEMBER_FORWARDING, {"": "The service's method"}),
+        default="",
+        blank=True,
+        help_text="Layer 4: this member's IPVS forwarding method, if not the service's.",
     )
 
     class Meta:
@@ -142,8 +165,34 @@ class HealthCheck(models.Model):
     )
     interval_ms = models.PositiveIntegerField(default=2000, validators=v.interval_validators)
     timeout_ms = models.PositiveIntegerField(default=1000, validators=v.interval_validators)
-    rise = models.PositiveSmallIntegerField(default=2, validators=v.rise_fall_validators)
-    fall = models.PositiveSmallIntegerField(default=3, validators=v.rise_fall_validators)
+    rise = models.PositiveSmallIntegerField(
+        default=2,
+        validators=v.rise_fall_validators,
+        help_text="Good checks that bring a member back (layer 4: keepalived brings it back after one).",
+    )
+    fall = models.PositiveSmallIntegerField(
+        default=3, validators=v.rise_fall_validators, help_text="Failed checks in a row that take a member out."
+    )
+    retry_interval_ms = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.CHECK_INTERVAL_MS_MAX)],
+        help_text="Interval between checks after a failure, until the state settles; 0 = interval_ms.",
+    )
+    alpha = models.BooleanField(default=False, help_text="Layer 4: members start down until a check passes.")
+    omega = models.BooleanField(default=False, help_text="Layer 4: run down notifications when keepalived stops.")
+    dns_type = models.CharField(max_length=8, choices=choices(rules.DNS_TYPES, {}), default="SOA")
+    dns_name = models.CharField(
+        max_length=253, default=".", validators=[v.validate_dns_name], help_text="DNS checks: the name queried."
+    )
+    script = models.CharField(
+        max_length=1024,
+        blank=True,
+        validators=[v.validate_check_script],
+        help_text="Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up.",
+    )
+    script_dynamic = models.BooleanField(
+        default=False, help_text="Script checks: an exit status of 2-255 sets the member's weight to status - 2."
+    )
 
     class Meta:
         verbose_name = "health check"
@@ -159,7 +208,21 @@ class VirtualService(models.Model):
     name = models.CharField(max_length=63, unique=True, validators=[v.validate_name])
     vip = models.GenericIPAddressField("VIP", unpack_ipv4=True)
     port = models.PositiveIntegerField(validators=v.port_validators)
+    port_end = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.PORT_MAX)],
+        help_text="Layer 4: last port of a range port..port_end; 0 = the one port.",
+    )
     protocol = models.CharField(max_length=8, choices=Protocol.choices, default=Protocol.HTTP)
+    forwarding = models.CharField(
+        max_length=16,
+        choices=Forwarding.choices,
+        default=Forwarding.PROXY,
+        help_text="proxy = HAProxy (layer 7 or TCP proxy); nat, direct-routing, tunnel = IPVS (layer 4).",
+    )
+    one_packet_scheduling = models.BooleanField(
+        default=False, help_text="Layer 4 UDP: schedule every datagram on its own (DNS, syslog)."
+    )
     enabled = models.BooleanField(default=True)
     default_pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="virtual_services")
     description = models.CharField(max_length=200, blank=True)
@@ -229,7 +292,10 @@ class VirtualService(models.Model):
         ordering = ["name"]
         verbose_name = "virtual service"
         verbose_name_plural = "virtual services"
-        constraints = [models.UniqueConstraint(fields=["vip", "port"], name="virtualservice_unique_listener")]
+        # TCP and UDP may share a VIP and port; overlaps (ranges, wildcards) are the compiler's.
+        constraints = [
+            models.UniqueConstraint(fields=["vip", "port", "protocol"], name="virtualservice_unique_listener")
+        ]
 
     def __str__(self):
         return self.name

@@ -7,6 +7,7 @@ compiler can render.
 
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
+from cluster.models import IpvsSync
 from services.models import Pool, VirtualService
 
 HEALTH_CHECK_FIELDS = (
@@ -22,8 +23,27 @@ HEALTH_CHECK_FIELDS = (
     "timeout_ms",
     "rise",
     "fall",
+    "retry_interval_ms",
+    "alpha",
+    "omega",
+    "dns_type",
+    "dns_name",
+    "script",
+    "script_dynamic",
 )
-MEMBER_FIELDS = ("name", "address", "port", "weight", "state", "backup", "max_connections", "max_queue", "slowstart_ms")
+MEMBER_FIELDS = (
+    "name",
+    "address",
+    "port",
+    "weight",
+    "state",
+    "backup",
+    "max_connections",
+    "max_queue",
+    "slowstart_ms",
+    "min_connections",
+    "forwarding",
+)
 POOL_FIELDS = (
     "name",
     "algorithm",
@@ -39,12 +59,18 @@ POOL_FIELDS = (
     "server_timeout_ms",
     "queue_timeout_ms",
     "maintenance_page",
+    "hash_port",
+    "hash_fallback",
+    "on_failure",
 )
 SERVICE_FIELDS = (
     "name",
     "vip",
     "port",
+    "port_end",
     "protocol",
+    "forwarding",
+    "one_packet_scheduling",
     "enabled",
     "tls_policy",
     "client_auth",
@@ -127,6 +153,12 @@ def service_dict(s, rules=None, sni_certificates=None):
     return data
 
 
+def sync_dict(sync):
+    """The snapshot's ``ipvs_sync`` entry for the stored settings."""
+    fields = ("interface", "sync_id", "port", "ttl", "max_packet")
+    return {**{f: getattr(sync, f) for f in fields}, "group": sync.group or ""}
+
+
 def freeze(number):
     """The snapshot dict (compiler input) of every stored object."""
     pools = Pool.objects.prefetch_related("members").select_related("health_check", "tls_ca").order_by("name")
@@ -140,6 +172,7 @@ def freeze(number):
         "virtual_services": [service_dict(s) for s in services],
         "pools": [pool_dict(p) for p in pools],
         "certificates": [snapshot_entry(c) for c in Certificate.objects.order_by("name")],
+        "ipvs_sync": next((sync_dict(s) for s in IpvsSync.objects.filter(enabled=True)), None),
     }
 
 

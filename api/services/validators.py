@@ -6,6 +6,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from compiler import rules
 
 validate_name = RegexValidator(rules.NAME_RE, rules.NAME_HELP)
+validate_interface = RegexValidator(rules.INTERFACE_RE, rules.INTERFACE_HELP)
+validate_dns_name = RegexValidator(rules.DNS_NAME_RE, "A domain name such as www.example.com, or '.'.")
+validate_check_script = RegexValidator(rules.CHECK_SCRIPT_RE, rules.CHECK_SCRIPT_HELP.replace("%", "%%"))
 validate_http_path = RegexValidator(rules.HTTP_PATH_RE, rules.HTTP_PATH_HELP)
 validate_host = RegexValidator(rules.HOST_RE, "Enter a DNS host name such as www.example.com.")
 port_validators = [MinValueValidator(rules.PORT_MIN), MaxValueValidator(rules.PORT_MAX)]

@@ -88,3 +88,16 @@ def test_console_layer7_https_rules_and_runtime_drain(stack):
 
 def test_console_renders_rare_states(stack):
     playwright(stack, "states.spec.ts")
+
+
+def test_console_layer4_nat_service_refused_direct_routing_and_sync(stack):
+    playwright(stack, "layer4-flow.spec.ts")
+    services = {s["name"]: s for s in stack.api.get("/api/v1/virtual-services/").json()["results"]}
+    nat = services["l4-nat"]
+    assert (nat["forwarding"], nat["protocol"], nat["port"]) == ("nat", "tcp", 8040)  # direct routing was refused
+    pool = stack.api.get(f"/api/v1/pools/{nat['default_pool']}/").json()
+    settings = (pool["algorithm"], pool["on_failure"], pool["persistence"]["type"], pool["health_check"]["type"])
+    assert settings == ("shortest-expected-delay", "quiesce", "source", "tcp")
+    assert len(pool["members"]) == 1
+    sync = stack.api.get("/api/v1/ipvs-sync/").json()
+    assert (sync["enabled"], sync["interface"], sync["sync_id"], sync["group"]) == (True, "eth1", 42, "239.0.0.81")

@@ -82,6 +82,7 @@ test('a node that failed shows its message', async ({ page }) => {
 test('a new node shows its token once', async ({ page }) => {
   await stubApi(page, {
     'GET nodes/': { status: 200, body: list([{ id: 1, name: 'lb1', last_seen: at, applied_revision: 12 }]) },
+    'GET ipvs-sync/': { status: 200, body: { enabled: false, interface: 'eth0', sync_id: 0, port: 8848, ttl: 1, max_packet: 0, group: null } },
     'POST nodes/': { status: 201, body: { id: 2, name: 'lb2', last_seen: null, applied_revision: 0, token: 'q4X9v0d2Jr8mZ1kT7sWcN5yH3pLbE6aF0uGiRoVxYz' } },
   });
   await page.goto('/nodes');
@@ -95,6 +96,7 @@ test('deleting a pool in use says what uses it', async ({ page }) => {
   await stubApi(page, {
     'GET pools/3/': { status: 200, body: pool },
     'GET certificates/': { status: 200, body: list([]) },
+    'GET virtual-services/': { status: 200, body: list([{ id: 1, name: 'web', vip: '10.77.100.10', port: 80, protocol: 'http', forwarding: 'proxy', default_pool: 3, warnings: [] }]) },
     'DELETE pools/3/': { status: 409, body: { detail: 'still in use by: web' } },
   });
   await page.goto('/pools/3');
@@ -118,6 +120,7 @@ test('a runtime change before the member is applied says to apply first', async 
   await stubApi(page, {
     'GET pools/3/': { status: 200, body: pool },
     'GET certificates/': { status: 200, body: list([]) },
+    'GET virtual-services/': { status: 200, body: list([]) },
     'POST members/13/runtime/': {
       status: 409,
       body: {
@@ -147,4 +150,28 @@ test('a certificate close to expiry is flagged, and one in use is not deleted', 
   await page.getByRole('button', { name: 'Yes, delete: certificate shop' }).click();
   await expect(page.getByRole('alert')).toContainText('still in use by: virtual-services/shop');
   await snap(page, '36-certificate-in-use');
+});
+
+test('layer-4 warnings and a scheduler the kernel lacks are spelled out', async ({ page }) => {
+  const warnings = [
+    'member l4/rs2 (10.0.3.2) is on no network of node lb1: NAT works only when its replies are routed back through the balancer (its gateway must be the balancer).',
+    'node lb1 runs scheduler wlc instead of dllc: kernel has no dllc scheduler',
+  ];
+  const nat = { id: 5, name: 'nat', vip: '10.77.100.40', port: 8000, port_end: 8099, protocol: 'tcp', forwarding: 'nat', default_pool: 3, enabled: true, warnings };
+  const node = {
+    id: 1, name: 'lb1', last_seen: at, applied_revision: 12, status_at: at, networks: ['10.77.1.2/24', '10.77.2.1/24'],
+    ipvs_status: [{ key: 'tcp fwmark 1', name: 'nat', scheduler_wanted: 'dllc', scheduler_in_force: 'wlc', message: 'kernel has no dllc scheduler' }],
+  };
+  await stubApi(page, {
+    'GET virtual-services/': { status: 200, body: list([nat]) },
+    'GET pools/': { status: 200, body: list([{ ...pool, name: 'l4', algorithm: 'dynamic-least-load' }]) },
+    'GET nodes/': { status: 200, body: list([node]) },
+    'GET ipvs-sync/': { status: 200, body: { enabled: true, interface: 'eth1', sync_id: 9, port: 8848, ttl: 1, max_packet: 0, group: null } },
+  });
+  await page.goto('/services');
+  await expect(page.getByRole('status', { name: 'Warnings for nat' }).getByRole('listitem')).toHaveText(warnings);
+  await snap(page, '37-services-l4-warnings');
+  await page.goto('/nodes');
+  await expect(page.getByRole('list', { name: 'IPVS schedulers on lb1' })).toContainText('nat: wants dllc, runs wlc');
+  await snap(page, '38-nodes-scheduler-differs');
 });

@@ -8,4 +8,6 @@ router.register("nodes", views.NodeViewSet)
 urlpatterns = router.urls + [
     path("agent/desired/", views.AgentDesiredView.as_view(), name="agent-desired"),
     path("agent/reports/", views.AgentReportView.as_view(), name="agent-reports"),
+    path("agent/status/", views.AgentStatusView.as_view(), name="agent-status"),
+    path("ipvs-sync/", views.IpvsSyncView.as_view(), name="ipvs-sync"),
 ]

@@ -3,6 +3,7 @@
 import time
 
 from django.db import close_old_connections
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
@@ -11,7 +12,7 @@ from rest_framework.views import APIView
 
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
-from cluster.models import Node
+from cluster.models import IpvsSync, Node
 from revisions.models import NodeRevision, Revision
 from revisions.publish import PublishError, node_revision
 
@@ -26,6 +27,28 @@ class NodeViewSet(viewsets.ModelViewSet):
 
     def get_serializer_class(self):
         return serializers.NodeCreateSerializer if self.action == "create" else serializers.NodeSerializer
+
+
+class IpvsSyncView(APIView):
+    """IPVS connection sync between the balancers: one settings object. Applied with the next revision."""
+
+    @extend_schema(responses=serializers.IpvsSyncSerializer)
+    def get(self, request):
+        return Response(serializers.IpvsSyncSerializer(IpvsSync.load()).data)
+
+    @extend_schema(request=serializers.IpvsSyncSerializer, responses=serializers.IpvsSyncSerializer)
+    def put(self, request):
+        return self._save(request, partial=False)
+
+    @extend_schema(request=serializers.IpvsSyncSerializer, responses=serializers.IpvsSyncSerializer)
+    def patch(self, request):
+        return self._save(request, partial=True)
+
+    def _save(self, request, partial):
+        settings = serializers.IpvsSyncSerializer(IpvsSync.load(), data=request.data, partial=partial)
+        settings.is_valid(raise_exception=True)
+        settings.save()
+        return Response(settings.data)
 
 
 class AgentView(APIView):
@@ -90,3 +113,18 @@ def _int_param(request, name, default):
         return int(raw)
     except ValueError:
         raise ValidationError({name: ["Must be an integer."]}) from None
+
+
+class AgentStatusView(AgentView):
+    """What the agent sees on its node: its networks and the IPVS schedulers in force."""
+
+    @extend_schema(request=serializers.AgentStatusSerializer, responses={204: None})
+    def post(self, request):
+        status_ = serializers.AgentStatusSerializer(data=request.data)
+        status_.is_valid(raise_exception=True)
+        node = request.auth
+        node.networks = status_.validated_data["networks"]
+        node.ipvs_status = status_.validated_data["ipvs"]
+        node.status_at = timezone.now()
+        node.save(update_fields=["networks", "ipvs_status", "status_at"])
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler import render_haproxy, snapshot_from_dict
+from compiler import render_haproxy, render_keepalived, snapshot_from_dict
 from compiler.render import CertificateFiles
-from revisions.checks import check_haproxy
+from revisions.checks import check_haproxy, check_keepalived
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "input.json").exists())
@@ -29,7 +29,7 @@ def golden_pems():
 
 def _render(case):
     snap = snapshot_from_dict(json.loads((GOLDEN / case / "input.json").read_text()))
-    return render_haproxy(snap, "lb1", golden_pems())
+    return render_haproxy(snap, "lb1", golden_pems()) | render_keepalived(snap, "lb1")
 
 
 def _golden_files(case):
@@ -61,9 +61,15 @@ def test_golden_passes_haproxy_check(case):
     assert result.ok, result.output
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if (GOLDEN / c / "keepalived.conf").exists()])
+def test_golden_passes_keepalived_config_test(case):
+    result = check_keepalived(_golden_files(case))
+    assert result.ok, result.output
+
+
 def test_render_is_deterministic():
     assert all(_render(case) == _render(case) for case in CASES)
 
 
 def test_at_least_the_known_cases_exist():
-    assert {"http-basic", "tcp-and-algorithms", "ipv6-and-states", "empty"} <= set(CASES)
+    assert {"http-basic", "tcp-and-algorithms", "ipv6-and-states", "empty", "l4-forwarding", "l4-checks"} <= set(CASES)

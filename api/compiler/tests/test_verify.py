@@ -62,7 +62,7 @@ def test_good_snapshot_verifies():
             "virtual-services/web/default_pool",
             "does not exist",
         ),
-        (lambda d: d["virtual_services"][0].update(protocol="udp"), "virtual-services/web/protocol", "not one of"),
+        (lambda d: d["virtual_services"][0].update(protocol="sctp"), "virtual-services/web/protocol", "not one of"),
         (lambda d: d["pools"][0].update(algorithm="random"), "pools/web/algorithm", "not one of"),
         (lambda d: d["pools"][0]["members"][0].update(port=70000), "pools/web/members/s1/port", "outside"),
         (lambda d: d["pools"][0]["members"][0].update(weight=257), "pools/web/members/s1/weight", "outside 0..256"),

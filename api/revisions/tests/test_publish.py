@@ -55,7 +55,7 @@ class PublishTest(APITestCase):
         with mock.patch("revisions.publish.render_haproxy", return_value=broken):
             response = self.client.post("/api/v1/revisions/", {"message": "bad"}, format="json")
         self.assertEqual(response.status_code, 400)
-        self.assertEqual(response.data["problems"][0]["path"], "nodes/lb1/haproxy.cfg")
+        self.assertEqual(response.data["problems"][0]["path"], "nodes/lb1/haproxy")
         self.assertIn("haproxy rejected", response.data["problems"][0]["message"])
         self.assertFalse(Revision.objects.exists())
         self.assertFalse(NodeRevision.objects.exists())

@@ -7,10 +7,12 @@ stored objects and verified, so the API accepts exactly what the compiler can re
 
 from django.db import transaction
 from django.db.models import F
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from compiler import VerifyError, rules, snapshot_from_dict, verify
-from compiler.verify import listeners_clash
+from compiler.advice import service_warnings
+from compiler.verify import listeners_clash, transport
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from services import snapshot
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
@@ -51,6 +53,18 @@ def compiler_check(candidate, prefix, renames=None, related=None):
             errors.setdefault("non_field_errors", []).extend(new)
     if errors:
         raise serializers.ValidationError(errors)
+
+
+def service_advice():
+    """{service name: [warning]} from the stored objects and the nodes' latest status."""
+    from cluster.models import Node  # cluster depends on services, not the other way round
+
+    nodes = {n.name: {"networks": n.networks, "ipvs": n.ipvs_status} for n in Node.objects.all()}
+    try:
+        snap = snapshot_from_dict(snapshot.freeze(0))
+    except VerifyError:
+        return {}
+    return service_warnings(snap, nodes)
 
 
 def _candidate_instance(serializer, attrs, model):
@@ -172,6 +186,9 @@ class PoolSerializer(StrictModelSerializer):
             "server_timeout_ms",
             "queue_timeout_ms",
             "maintenance_page",
+            "hash_port",
+            "hash_fallback",
+            "on_failure",
             "members",
             "health_check",
         ]
@@ -303,6 +320,10 @@ class VirtualServiceSerializer(StrictModelSerializer):
         child=serializers.CharField(max_length=100), max_length=64, required=False
     )
     error_pages = ErrorPageSerializer(many=True, required=False)
+    warnings = serializers.SerializerMethodField(
+        help_text="Things that will probably not work as meant (not errors): e.g. a NAT member the balancer "
+        "has no network to, or a DR member on another subnet; from the nodes' reported networks."
+    )
 
     # Where the compiler's snapshot names a field differently from the API.
     RENAMES = {"certificates": "default_certificate", "rate_limit": "rate_limit_requests", "rules": "non_field_errors"}
@@ -314,7 +335,10 @@ class VirtualServiceSerializer(StrictModelSerializer):
             "name",
             "vip",
             "port",
+            "port_end",
             "protocol",
+            "forwarding",
+            "one_packet_scheduling",
             "enabled",
             "default_pool",
             "description",
@@ -340,13 +364,13 @@ class VirtualServiceSerializer(StrictModelSerializer):
             "http_request_timeout_ms",
             "keep_alive_timeout_ms",
             "error_pages",
+            "warnings",
         ]
         validators = []  # listener clashes are checked in validate() to answer with field errors
 
     def validate(self, attrs):
-        values = self.merged(attrs, "vip", "port")
-        self._refuse_listener_clash(values["vip"], values["port"])
         service = _candidate_instance(self, attrs, VirtualService)
+        self._refuse_listener_clash(service)
         if "sni_certificates" in attrs:
             sni = attrs["sni_certificates"]
         else:
@@ -360,12 +384,24 @@ class VirtualServiceSerializer(StrictModelSerializer):
         compiler_check(frozen, f"virtual-services/{service.name}", self.RENAMES, related)
         return attrs
 
-    def _refuse_listener_clash(self, vip, port):
-        others = VirtualService.objects.filter(port=port)
+    def _refuse_listener_clash(self, service):
+        others = VirtualService.objects.only("name", "vip", "port", "port_end", "protocol")
         if self.instance is not None:
             others = others.exclude(pk=self.instance.pk)
         for other in others:
-            if listeners_clash(vip, port, other.vip, other.port):
+            if listeners_clash(service, other):
                 raise serializers.ValidationError(
-                    {"vip": [f"{vip}:{port} clashes with virtual service {other.name} ({other.vip}:{other.port})."]}
+                    {"vip": [f"{_listener(service)} clashes with virtual service {other.name} ({_listener(other)})."]}
                 )
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_warnings(self, instance):
+        advice = self.context.get("_advice")
+        if advice is None:  # once per request: a list shares one context
+            advice = self.context["_advice"] = service_advice()
+        return advice.get(instance.name, [])
+
+
+def _listener(service):
+    ports = f"{service.port}-{service.port_end}" if service.port_end else service.port
+    return f"{service.vip}:{ports}/{transport(service.protocol)}"

@@ -2,7 +2,8 @@ import { type ComponentProps, type ReactNode, useId } from 'react';
 import { FieldMessages } from './FieldMessages';
 import { describedBy } from './fieldIds';
 
-export type SelectOption = { value: string | number; label: string };
+/** A choice; options sharing a `group` are shown under it (an <optgroup>). */
+export type SelectOption = { value: string | number; label: string; group?: string };
 
 type SelectFieldProps = ComponentProps<'select'> & {
   label: string;
@@ -11,6 +12,33 @@ type SelectFieldProps = ComponentProps<'select'> & {
   error?: string;
   hint?: ReactNode;
 };
+
+function renderOption(option: SelectOption) {
+  return (
+    <option key={option.value} value={option.value}>
+      {option.label}
+    </option>
+  );
+}
+
+/** Consecutive options of one group under its <optgroup>; options without a group stay flat. */
+function renderOptions(options: readonly SelectOption[]) {
+  const runs: { group?: string; options: SelectOption[] }[] = [];
+  for (const option of options) {
+    const last = runs.at(-1);
+    if (last && last.group === option.group) last.options.push(option);
+    else runs.push({ group: option.group, options: [option] });
+  }
+  return runs.map((run, index) =>
+    run.group ? (
+      <optgroup key={`${run.group}-${index}`} label={run.group}>
+        {run.options.map(renderOption)}
+      </optgroup>
+    ) : (
+      run.options.map(renderOption)
+    ),
+  );
+}
 
 /** A labelled <select>; `placeholder` adds an empty first choice. */
 export function SelectField({ label, options, placeholder, error, hint, className, ...select }: SelectFieldProps) {
@@ -25,11 +53,7 @@ export function SelectField({ label, options, placeholder, error, hint, classNam
         {...select}
       >
         {placeholder !== undefined ? <option value="">{placeholder}</option> : null}
-        {options.map((option) => (
-          <option key={option.value} value={option.value}>
-            {option.label}
-          </option>
-        ))}
+        {renderOptions(options)}
       </select>
       <FieldMessages id={id} error={error} hint={hint} />
     </div>

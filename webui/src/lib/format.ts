@@ -7,7 +7,8 @@ export function formatDateTime(value: string | null | undefined, fallback = 'nev
   return Number.isNaN(date.getTime()) ? value : dateTime.format(date);
 }
 
-/** `10.0.0.1:80`, or `[2001:db8::1]:80` for IPv6. */
-export function formatEndpoint(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+/** `10.0.0.1:80`, `[2001:db8::1]:80` for IPv6, `10.0.0.1:8000-8099` for a port range. */
+export function formatEndpoint(address: string, port: number, portEnd = 0): string {
+  const ports = portEnd ? `${port}-${portEnd}` : String(port);
+  return address.includes(':') ? `[${address}]:${ports}` : `${address}:${ports}`;
 }

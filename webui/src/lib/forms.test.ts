@@ -72,4 +72,20 @@ describe('server errors on forms', () => {
     const error = new ApiError(409, { detail: 'Not changed.', problems: [{ path: 'pools/web/members/s1', message: 'apply the pending changes first' }] });
     expect(errorMessage(error)).toBe('Not changed: apply the pending changes first.');
   });
+
+  it("lets a form place a compiler message about another object, and shows it whole when it does not", () => {
+    const setError = vi.fn();
+    const error = new ApiError(400, {
+      non_field_errors: ['pools/web/members/s-1.a/port: direct-routing cannot change the port', 'pools/api: used by both layers', 'plain clash'],
+    });
+    const seen: string[][] = [];
+    const toForwarding = (path: string[]) => {
+      seen.push(path);
+      return path[2] === 'web' ? ['forwarding', ...path.slice(4)] : path;
+    };
+    const rest = showServerErrors(error, setError, ['forwarding'] as never[], toForwarding);
+    expect(seen).toEqual([['non_field_errors', 'pools', 'web', 'members', 's-1.a', 'port'], ['non_field_errors', 'pools', 'api'], ['non_field_errors']]);
+    expect(setError).toHaveBeenCalledWith('forwarding', { type: 'server', message: 's-1.a / port: direct-routing cannot change the port' }, { shouldFocus: true });
+    expect(rest).toBe('pools/api: used by both layers plain clash');
+  });
 });

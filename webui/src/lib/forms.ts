@@ -9,10 +9,21 @@ import {
   type UseFormSetError,
   useForm,
 } from 'react-hook-form';
-import { describeSubPath, errorMessage, serverFieldErrors } from './api';
+import { describeSubPath, errorMessage, type ServerFieldError, serverFieldErrors } from './api';
 
 /** Turns a server message's path into the form's terms (e.g. an error page's status into its row). */
 export type ServerPathTranslator = (path: string[]) => string[];
+
+// The compiler names the other object a non-field message concerns before a colon
+// ("pools/web/members/s1/port: direct-routing cannot change the port"). Translators see it
+// as `['non_field_errors', 'pools', 'web', 'members', 's1', 'port']` and may move it to the
+// field whose choice caused it; left where it is, the message is shown whole.
+const OBJECT_PATH = /^((?:pools|virtual-services|certificates)\/[^\s:]+): ([\s\S]+)$/;
+
+function withObjectPath(entry: ServerFieldError): ServerFieldError {
+  const match = entry.path.length === 1 && entry.path[0] === 'non_field_errors' ? OBJECT_PATH.exec(entry.message) : null;
+  return match ? { path: ['non_field_errors', ...match[1]!.split('/')], message: match[2]! } : entry;
+}
 
 /**
  * Puts the API's field messages on the form fields they concern and returns what no field
@@ -32,16 +43,17 @@ export function showServerErrors<T extends FieldValues>(
   const byField = new Map<string, string[]>();
   const leftovers: string[] = [];
   for (const entry of serverFieldErrors(error)) {
-    const path = translate(entry.path);
+    const located = withObjectPath(entry);
+    const path = translate(located.path);
     let depth = path.length;
     while (depth > 0 && !shown.has(path.slice(0, depth).join('.'))) depth -= 1;
     const rest = path.slice(depth);
-    const message = rest.length ? `${describeSubPath(rest)}: ${entry.message}` : entry.message;
+    const message = rest.length ? `${describeSubPath(rest)}: ${located.message}` : located.message;
     if (depth > 0) {
       const field = path.slice(0, depth).join('.');
       byField.set(field, [...(byField.get(field) ?? []), message]);
     } else {
-      leftovers.push(path[0] === 'non_field_errors' ? entry.message : `${describeSubPath(path)}: ${entry.message}`);
+      leftovers.push(entry.path[0] === 'non_field_errors' ? entry.message : `${describeSubPath(path)}: ${entry.message}`);
     }
   }
   let placed = 0;

@@ -10,6 +10,7 @@ export const queryKeys = {
   pool: (id: number) => ['pools', id] as const,
   certificates: ['certificates'] as const,
   nodes: ['nodes'] as const,
+  ipvsSync: ['ipvs-sync'] as const,
   revisions: ['revisions'] as const,
   revision: (id: number) => ['revisions', id] as const,
 };

@@ -83,3 +83,28 @@ export const cidrLines = lineList(isAddressOrCidr, (entry) => `not an address or
 export function timeoutMs(label: string) {
   return wholeNumber(label, 100, 86_400_000);
 }
+
+// --- layer 4 (IPVS through keepalived) ---------------------------------------------------
+
+/** A network interface name (compiler rules.INTERFACE_RE). */
+export const INTERFACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}$/;
+export const INTERFACE_HELP = 'A network interface name such as eth1 (1-15 characters).';
+/** A name a DNS check asks for, or '.' (compiler rules.DNS_NAME_RE). */
+export const DNS_NAME_PATTERN = /^(\.|(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?)$/;
+/** The MD5 of a page, as keepalived's HTTP check compares it (compiler rules.DIGEST_RE). */
+export const DIGEST_PATTERN = /^[0-9a-f]{32}$/;
+export const DIGEST_HELP = 'The MD5 of the page as 32 lower-case hex digits (md5sum of the body, or keepalived’s genhash).';
+/** A vetted check program and plain arguments (compiler rules.CHECK_SCRIPT_RE). */
+export const CHECK_SCRIPT_PATTERN =
+  /^(\/etc\/fulcrum\/checks\/|\/usr\/lib\/fulcrum\/checks\/)[A-Za-z0-9][A-Za-z0-9_.-]{0,127}( [A-Za-z0-9_.,:=@%+/-]{1,128}){0,16}$/;
+export const CHECK_SCRIPT_HELP =
+  'A program under /etc/fulcrum/checks/ or /usr/lib/fulcrum/checks/ and up to 16 plain arguments (letters, digits and _ . , : = @ % + / -), separated by single spaces.';
+
+/** A multicast address: IPv4 224.0.0.0/4 or IPv6 ff00::/8. */
+export function isMulticast(value: string): boolean {
+  if (z.ipv4().safeParse(value).success) {
+    const first = Number(value.split('.')[0]);
+    return first >= 224 && first <= 239;
+  }
+  return z.ipv6().safeParse(value).success && /^ff/i.test(value);
+}

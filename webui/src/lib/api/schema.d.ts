@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent/status/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description What the agent sees on its node: its networks and the IPVS schedulers in force. */
+        post: operations["agent_status_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login/": {
         parameters: {
             query?: never;
@@ -204,6 +221,25 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["health_checks_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/ipvs-sync/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description IPVS connection sync between the balancers: one settings object. Applied with the next revision. */
+        get: operations["ipvs_sync_retrieve"];
+        /** @description IPVS connection sync between the balancers: one settings object. Applied with the next revision. */
+        put: operations["ipvs_sync_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description IPVS connection sync between the balancers: one settings object. Applied with the next revision. */
+        patch: operations["ipvs_sync_partial_update"];
         trace?: never;
     };
     "/api/v1/members/": {
@@ -485,14 +521,26 @@ export interface components {
          * @enum {string}
          */
         AgentReportStateEnum: "applied" | "failed";
+        /** @description What the agent sees on its node, sent when it changes and at least every minute. */
+        AgentStatusRequest: {
+            networks: string[];
+            ipvs?: components["schemas"]["IpvsStatusRequest"][];
+        };
         /**
          * @description * `round-robin` - Round robin (weights ignored)
          *     * `weighted-round-robin` - Weighted round robin
          *     * `least-connections` - Least connections (weighted)
+         *     * `least-connections-unweighted` - Least connections, weights ignored (layer 4)
          *     * `source-hash` - Source address hash
+         *     * `maglev-hash` - Maglev consistent hash (layer 4)
+         *     * `shortest-expected-delay` - Shortest expected delay (layer 4)
+         *     * `never-queue` - Never queue (layer 4)
+         *     * `dynamic-least-load` - Dynamic least load and connection, DLLC (layer 4)
          * @enum {string}
          */
-        AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "source-hash";
+        AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "least-connections-unweighted" | "source-hash" | "maglev-hash" | "shortest-expected-delay" | "never-queue" | "dynamic-least-load";
+        /** @enum {unknown} */
+        BlankEnum: "";
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -614,6 +662,17 @@ export interface components {
          * @enum {integer}
          */
         DenyStatusEnum: 400 | 401 | 403 | 404 | 405 | 407 | 408 | 410 | 413 | 425 | 429 | 500 | 501 | 502 | 503 | 504;
+        /**
+         * @description * `A` - A
+         *     * `AAAA` - Aaaa
+         *     * `CNAME` - Cname
+         *     * `MX` - Mx
+         *     * `NS` - Ns
+         *     * `SOA` - Soa
+         *     * `TXT` - Txt
+         * @enum {string}
+         */
+        DnsTypeEnum: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "SOA" | "TXT";
         /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         ErrorPage: {
             status: components["schemas"]["StatusEnum"];
@@ -631,9 +690,10 @@ export interface components {
         /**
          * @description * `string` - String
          *     * `regex` - Regex
+         *     * `digest` - Digest
          * @enum {string}
          */
-        ExpectBodyMatchEnum: "string" | "regex";
+        ExpectBodyMatchEnum: "string" | "regex" | "digest";
         /**
          * @description * `none` - None
          *     * `x-forwarded-for` - X-forwarded-for
@@ -664,8 +724,23 @@ export interface components {
             agent_port?: number;
             interval_ms?: number;
             timeout_ms?: number;
+            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
             rise?: number;
+            /** @description Failed checks in a row that take a member out. */
             fall?: number;
+            /** @description Interval between checks after a failure, until the state settles; 0 = interval_ms. */
+            retry_interval_ms?: number;
+            /** @description Layer 4: members start down until a check passes. */
+            alpha?: boolean;
+            /** @description Layer 4: run down notifications when keepalived stops. */
+            omega?: boolean;
+            dns_type?: components["schemas"]["DnsTypeEnum"];
+            /** @description DNS checks: the name queried. */
+            dns_name?: string;
+            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up. */
+            script?: string;
+            /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
+            script_dynamic?: boolean;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -688,8 +763,23 @@ export interface components {
             agent_port?: number;
             interval_ms?: number;
             timeout_ms?: number;
+            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
             rise?: number;
+            /** @description Failed checks in a row that take a member out. */
             fall?: number;
+            /** @description Interval between checks after a failure, until the state settles; 0 = interval_ms. */
+            retry_interval_ms?: number;
+            /** @description Layer 4: members start down until a check passes. */
+            alpha?: boolean;
+            /** @description Layer 4: run down notifications when keepalived stops. */
+            omega?: boolean;
+            dns_type?: components["schemas"]["DnsTypeEnum"];
+            /** @description DNS checks: the name queried. */
+            dns_name?: string;
+            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up. */
+            script?: string;
+            /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
+            script_dynamic?: boolean;
         };
         /**
          * @description * `tcp` - TCP connect
@@ -697,9 +787,11 @@ export interface components {
          *     * `https` - HTTPS request
          *     * `agent` - Agent check (load agent on the member)
          *     * `ping` - Ping (ICMP echo)
+         *     * `dns` - DNS query (layer 4)
+         *     * `script` - Script on the balancer (layer 4)
          * @enum {string}
          */
-        HealthCheckTypeEnum: "tcp" | "http" | "https" | "agent" | "ping";
+        HealthCheckTypeEnum: "tcp" | "http" | "https" | "agent" | "ping" | "dns" | "script";
         /**
          * @description * `never` - Never
          *     * `safe` - Safe
@@ -708,6 +800,62 @@ export interface components {
          * @enum {string}
          */
         HttpReuseEnum: "never" | "safe" | "aggressive" | "always";
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        IpvsStatus: {
+            key: string;
+            /** @default  */
+            name: string;
+            scheduler_wanted: string;
+            scheduler_in_force: string;
+            /** @default  */
+            message: string;
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        IpvsStatusRequest: {
+            key: string;
+            /** @default  */
+            name: string;
+            scheduler_wanted: string;
+            scheduler_in_force: string;
+            /** @default  */
+            message: string;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        IpvsSync: {
+            enabled?: boolean;
+            interface?: string;
+            /** @description Tells pairs on one network apart. */
+            sync_id?: number;
+            port?: number;
+            ttl?: number;
+            /** @description Largest sync message in bytes; 0 = from the interface MTU. */
+            max_packet?: number;
+            /** @description Multicast group; empty = 224.0.0.81. */
+            group?: string | null;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        IpvsSyncRequest: {
+            enabled?: boolean;
+            interface?: string;
+            /** @description Tells pairs on one network apart. */
+            sync_id?: number;
+            port?: number;
+            ttl?: number;
+            /** @description Largest sync message in bytes; 0 = from the interface MTU. */
+            max_packet?: number;
+            /** @description Multicast group; empty = 224.0.0.81. */
+            group?: string | null;
+        };
         /**
          * @description * `rsa-2048` - RSA 2048 bits
          *     * `rsa-4096` - RSA 4096 bits
@@ -763,7 +911,26 @@ export interface components {
             max_queue?: number;
             /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
             slowstart_ms?: number;
+            /** @description Layer 4: after reaching max_connections, take new ones again below this; 0 = off. */
+            min_connections?: number;
+            /**
+             * @description Layer 4: this member's IPVS forwarding method, if not the service's.
+             *
+             *     * `` - The service's method
+             *     * `nat` - Nat
+             *     * `direct-routing` - Direct-routing
+             *     * `tunnel` - Tunnel
+             */
+            forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
         };
+        /**
+         * @description * `` - The service's method
+         *     * `nat` - Nat
+         *     * `direct-routing` - Direct-routing
+         *     * `tunnel` - Tunnel
+         * @enum {string}
+         */
+        MemberForwardingEnum: "nat" | "direct-routing" | "tunnel";
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -785,6 +952,17 @@ export interface components {
             max_queue?: number;
             /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
             slowstart_ms?: number;
+            /** @description Layer 4: after reaching max_connections, take new ones again below this; 0 = off. */
+            min_connections?: number;
+            /**
+             * @description Layer 4: this member's IPVS forwarding method, if not the service's.
+             *
+             *     * `` - The service's method
+             *     * `nat` - Nat
+             *     * `direct-routing` - Direct-routing
+             *     * `tunnel` - Tunnel
+             */
+            forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
         };
         /** @description A runtime change: either field or both. */
         MemberRuntimeRequest: {
@@ -830,6 +1008,10 @@ export interface components {
             /** Format: date-time */
             readonly last_seen: string | null;
             readonly applied_revision: number | null;
+            readonly networks: string[];
+            readonly ipvs_status: components["schemas"]["IpvsStatus"][];
+            /** Format: date-time */
+            readonly status_at: string | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -843,6 +1025,10 @@ export interface components {
             /** Format: date-time */
             readonly last_seen: string | null;
             readonly applied_revision: number | null;
+            readonly networks: string[];
+            readonly ipvs_status: components["schemas"]["IpvsStatus"][];
+            /** Format: date-time */
+            readonly status_at: string | null;
             /** @description The agent's secret; shown only in this answer. */
             readonly token: string;
         };
@@ -878,6 +1064,12 @@ export interface components {
          * @enum {string}
          */
         NodeRevisionStateEnum: "pending" | "applied" | "failed";
+        /**
+         * @description * `remove` - Remove
+         *     * `quiesce` - Quiesce (weight 0, connections kept)
+         * @enum {string}
+         */
+        OnFailureEnum: "remove" | "quiesce";
         PaginatedCertificateList: {
             /** @example 123 */
             count: number;
@@ -1027,8 +1219,41 @@ export interface components {
             agent_port?: number;
             interval_ms?: number;
             timeout_ms?: number;
+            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
             rise?: number;
+            /** @description Failed checks in a row that take a member out. */
             fall?: number;
+            /** @description Interval between checks after a failure, until the state settles; 0 = interval_ms. */
+            retry_interval_ms?: number;
+            /** @description Layer 4: members start down until a check passes. */
+            alpha?: boolean;
+            /** @description Layer 4: run down notifications when keepalived stops. */
+            omega?: boolean;
+            dns_type?: components["schemas"]["DnsTypeEnum"];
+            /** @description DNS checks: the name queried. */
+            dns_name?: string;
+            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up. */
+            script?: string;
+            /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
+            script_dynamic?: boolean;
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        PatchedIpvsSyncRequest: {
+            enabled?: boolean;
+            interface?: string;
+            /** @description Tells pairs on one network apart. */
+            sync_id?: number;
+            port?: number;
+            ttl?: number;
+            /** @description Largest sync message in bytes; 0 = from the interface MTU. */
+            max_packet?: number;
+            /** @description Multicast group; empty = 224.0.0.81. */
+            group?: string | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1051,6 +1276,17 @@ export interface components {
             max_queue?: number;
             /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
             slowstart_ms?: number;
+            /** @description Layer 4: after reaching max_connections, take new ones again below this; 0 = off. */
+            min_connections?: number;
+            /**
+             * @description Layer 4: this member's IPVS forwarding method, if not the service's.
+             *
+             *     * `` - The service's method
+             *     * `nat` - Nat
+             *     * `direct-routing` - Direct-routing
+             *     * `tunnel` - Tunnel
+             */
+            forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1099,6 +1335,17 @@ export interface components {
             queue_timeout_ms?: number;
             /** @description HTML answered (503) when no member can take a request; empty for HAProxy's page. */
             maintenance_page?: string;
+            /** @description source-hash / maglev-hash: hash the source port too. */
+            hash_port?: boolean;
+            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable. */
+            hash_fallback?: boolean;
+            /**
+             * @description Layer 4: what a failed health check does to a member.
+             *
+             *     * `remove` - Remove
+             *     * `quiesce` - Quiesce (weight 0, connections kept)
+             */
+            on_failure?: components["schemas"]["OnFailureEnum"];
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1132,7 +1379,20 @@ export interface components {
             name?: string;
             vip?: string;
             port?: number;
+            /** @description Layer 4: last port of a range port..port_end; 0 = the one port. */
+            port_end?: number;
             protocol?: components["schemas"]["ProtocolEnum"];
+            /**
+             * @description proxy = HAProxy (layer 7 or TCP proxy); nat, direct-routing, tunnel = IPVS (layer 4).
+             *
+             *     * `proxy` - Proxy (HAProxy)
+             *     * `nat` - NAT (IPVS masquerading; replies return through the balancer)
+             *     * `direct-routing` - Direct routing (IPVS; same network, VIP on the servers' loopback)
+             *     * `tunnel` - IP-in-IP tunnel (IPVS; VIP on the servers' tunl0)
+             */
+            forwarding?: components["schemas"]["VirtualServiceForwardingEnum"];
+            /** @description Layer 4 UDP: schedule every datagram on its own (DNS, syslog). */
+            one_packet_scheduling?: boolean;
             enabled?: boolean;
             default_pool?: number;
             description?: string;
@@ -1285,6 +1545,17 @@ export interface components {
             queue_timeout_ms?: number;
             /** @description HTML answered (503) when no member can take a request; empty for HAProxy's page. */
             maintenance_page?: string;
+            /** @description source-hash / maglev-hash: hash the source port too. */
+            hash_port?: boolean;
+            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable. */
+            hash_fallback?: boolean;
+            /**
+             * @description Layer 4: what a failed health check does to a member.
+             *
+             *     * `remove` - Remove
+             *     * `quiesce` - Quiesce (weight 0, connections kept)
+             */
+            on_failure?: components["schemas"]["OnFailureEnum"];
             readonly members: components["schemas"]["Member"][];
             readonly health_check: components["schemas"]["HealthCheck"] | null;
         };
@@ -1326,14 +1597,26 @@ export interface components {
             queue_timeout_ms?: number;
             /** @description HTML answered (503) when no member can take a request; empty for HAProxy's page. */
             maintenance_page?: string;
+            /** @description source-hash / maglev-hash: hash the source port too. */
+            hash_port?: boolean;
+            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable. */
+            hash_fallback?: boolean;
+            /**
+             * @description Layer 4: what a failed health check does to a member.
+             *
+             *     * `remove` - Remove
+             *     * `quiesce` - Quiesce (weight 0, connections kept)
+             */
+            on_failure?: components["schemas"]["OnFailureEnum"];
         };
         /**
          * @description * `http` - HTTP (layer 7)
          *     * `https` - HTTPS (TLS offload, layer 7)
-         *     * `tcp` - TCP (layer 4 proxy)
+         *     * `tcp` - TCP (HAProxy TCP proxy, or layer 4 with IPVS forwarding)
+         *     * `udp` - UDP (layer 4, IPVS forwarding only)
          * @enum {string}
          */
-        ProtocolEnum: "http" | "https" | "tcp";
+        ProtocolEnum: "http" | "https" | "tcp" | "udp";
         /**
          * @description * `none` - None
          *     * `v1` - V1
@@ -1494,7 +1777,20 @@ export interface components {
             name: string;
             vip: string;
             port: number;
+            /** @description Layer 4: last port of a range port..port_end; 0 = the one port. */
+            port_end?: number;
             protocol?: components["schemas"]["ProtocolEnum"];
+            /**
+             * @description proxy = HAProxy (layer 7 or TCP proxy); nat, direct-routing, tunnel = IPVS (layer 4).
+             *
+             *     * `proxy` - Proxy (HAProxy)
+             *     * `nat` - NAT (IPVS masquerading; replies return through the balancer)
+             *     * `direct-routing` - Direct routing (IPVS; same network, VIP on the servers' loopback)
+             *     * `tunnel` - IP-in-IP tunnel (IPVS; VIP on the servers' tunl0)
+             */
+            forwarding?: components["schemas"]["VirtualServiceForwardingEnum"];
+            /** @description Layer 4 UDP: schedule every datagram on its own (DNS, syslog). */
+            one_packet_scheduling?: boolean;
             enabled?: boolean;
             default_pool: number;
             description?: string;
@@ -1533,7 +1829,17 @@ export interface components {
             http_request_timeout_ms?: number;
             keep_alive_timeout_ms?: number;
             error_pages?: components["schemas"]["ErrorPage"][];
+            /** @description Things that will probably not work as meant (not errors): e.g. a NAT member the balancer has no network to, or a DR member on another subnet; from the nodes' reported networks. */
+            readonly warnings: string[];
         };
+        /**
+         * @description * `proxy` - Proxy (HAProxy)
+         *     * `nat` - NAT (IPVS masquerading; replies return through the balancer)
+         *     * `direct-routing` - Direct routing (IPVS; same network, VIP on the servers' loopback)
+         *     * `tunnel` - IP-in-IP tunnel (IPVS; VIP on the servers' tunl0)
+         * @enum {string}
+         */
+        VirtualServiceForwardingEnum: "proxy" | "nat" | "direct-routing" | "tunnel";
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -1544,7 +1850,20 @@ export interface components {
             name: string;
             vip: string;
             port: number;
+            /** @description Layer 4: last port of a range port..port_end; 0 = the one port. */
+            port_end?: number;
             protocol?: components["schemas"]["ProtocolEnum"];
+            /**
+             * @description proxy = HAProxy (layer 7 or TCP proxy); nat, direct-routing, tunnel = IPVS (layer 4).
+             *
+             *     * `proxy` - Proxy (HAProxy)
+             *     * `nat` - NAT (IPVS masquerading; replies return through the balancer)
+             *     * `direct-routing` - Direct routing (IPVS; same network, VIP on the servers' loopback)
+             *     * `tunnel` - IP-in-IP tunnel (IPVS; VIP on the servers' tunl0)
+             */
+            forwarding?: components["schemas"]["VirtualServiceForwardingEnum"];
+            /** @description Layer 4 UDP: schedule every datagram on its own (DNS, syslog). */
+            one_packet_scheduling?: boolean;
             enabled?: boolean;
             default_pool: number;
             description?: string;
@@ -1634,6 +1953,28 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgentReportRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agent_status_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentStatusRequest"];
             };
         };
         responses: {
@@ -2006,6 +2347,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthCheck"];
+                };
+            };
+        };
+    };
+    ipvs_sync_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpvsSync"];
+                };
+            };
+        };
+    };
+    ipvs_sync_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IpvsSyncRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpvsSync"];
+                };
+            };
+        };
+    };
+    ipvs_sync_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedIpvsSyncRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IpvsSync"];
                 };
             };
         };

@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { Node, NodeCreated } from '../types';
+import type { IpvsSync, IpvsSyncRequest, Node, NodeCreated } from '../types';
 
 export function listNodes(): Promise<Node[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/nodes/', { params: { query: { limit, offset } } })));
@@ -12,4 +12,14 @@ export function createNode(name: string): Promise<NodeCreated> {
 
 export async function deleteNode(id: number): Promise<void> {
   await unwrap(api.DELETE('/api/v1/nodes/{id}/', { params: { path: { id } } }));
+}
+
+/** The IPVS connection sync settings (one object for the cluster). */
+export function getIpvsSync(): Promise<IpvsSync> {
+  return unwrap(api.GET('/api/v1/ipvs-sync/'));
+}
+
+/** Stores the sync settings; the nodes get them with the next applied revision. */
+export function saveIpvsSync(body: IpvsSyncRequest): Promise<IpvsSync> {
+  return unwrap(api.PUT('/api/v1/ipvs-sync/', { body }));
 }

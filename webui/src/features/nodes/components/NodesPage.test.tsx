@@ -1,10 +1,18 @@
 import { screen, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
-import { mockApi, page } from '@/test/mockApi';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { apiCalls, mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
 import { NodesPage } from './NodesPage';
 
+const SYNC = { enabled: false, interface: 'eth0', sync_id: 0, port: 8848, ttl: 1, max_packet: 0, group: null };
+
+function mockSync(body: unknown = SYNC) {
+  mockApi('GET', '/api/v1/ipvs-sync/', { status: 200, body });
+}
+
 describe('NodesPage', () => {
+  beforeEach(() => mockSync());
+
   it('says so when there are no nodes', async () => {
     mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
     renderWithProviders(<NodesPage />);
@@ -40,5 +48,66 @@ describe('NodesPage', () => {
     await user.click(screen.getByRole('button', { name: 'Add node' }));
     expect(await screen.findByText('node with this name already exists.')).toBeInTheDocument();
     expect(screen.getByRole('textbox', { name: 'Node name' })).toHaveAccessibleDescription(/already exists/);
+  });
+
+  it("shows each node's networks and flags a scheduler the kernel does not run, with why", async () => {
+    const at = '2026-01-02T03:04:05Z';
+    const node = {
+      id: 1, name: 'lb1', last_seen: at, applied_revision: 7, status_at: at,
+      networks: ['10.0.2.254/24', 'fd00::1/64'],
+      ipvs_status: [
+        { key: 'tcp 10.0.0.1:80', name: 'nat', scheduler_wanted: 'dllc', scheduler_in_force: 'wlc', message: 'kernel has no dllc scheduler' },
+        { key: 'udp 10.0.0.1:53', name: 'dns', scheduler_wanted: 'rr', scheduler_in_force: 'rr', message: '' },
+      ],
+    };
+    const silent = { id: 2, name: 'lb2', last_seen: null, applied_revision: null, status_at: null, networks: [], ipvs_status: [] };
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([node, silent]) });
+    renderWithProviders(<NodesPage />);
+
+    const networks = await screen.findByRole('list', { name: 'Networks of lb1' });
+    expect(within(networks).getAllByRole('listitem').map((item) => item.textContent)).toEqual(['10.0.2.254/24', 'fd00::1/64']);
+    const schedulers = screen.getByRole('list', { name: 'IPVS schedulers on lb1' });
+    const [nat, dns] = within(schedulers).getAllByRole('listitem');
+    expect(nat).toHaveTextContent('differs nat: wants dllc, runs wlc');
+    expect(nat).toHaveTextContent('kernel has no dllc scheduler');
+    expect(nat).toHaveClass('scheduler-mismatch');
+    expect(dns).toHaveTextContent('dns: rr');
+    expect(dns).not.toHaveTextContent('differs');
+    expect(screen.getByRole('row', { name: /^lb2/ })).toHaveTextContent('not reported');
+  });
+
+  it('saves the IPVS sync settings and puts refusals next to their fields', async () => {
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    const { user } = renderWithProviders(<NodesPage />);
+    const form = await screen.findByRole('form', { name: 'IPVS connection sync' });
+    const group = within(form).getByRole('textbox', { name: 'Multicast group' });
+    await user.type(group, '10.0.0.1');
+    await user.click(within(form).getByRole('button', { name: 'Save sync settings' }));
+    expect(group).toHaveAccessibleDescription(/A multicast address/);
+
+    mockApi('PUT', '/api/v1/ipvs-sync/', { status: 400, body: { interface: ["invalid interface 'eth9': no such interface"] } });
+    await user.clear(group);
+    await user.click(within(form).getByRole('checkbox', { name: 'Synchronise connections' }));
+    const iface = within(form).getByRole('textbox', { name: 'Interface' });
+    await user.clear(iface);
+    await user.type(iface, 'eth9');
+    await user.click(within(form).getByRole('button', { name: 'Save sync settings' }));
+    expect(await within(form).findByText("invalid interface 'eth9': no such interface")).toBeInTheDocument();
+    expect(iface).toHaveAccessibleDescription(/no such interface/);
+
+    const saved = { ...SYNC, enabled: true, interface: 'eth1', sync_id: 7, group: '239.1.1.1' };
+    mockApi('PUT', '/api/v1/ipvs-sync/', { status: 200, body: saved });
+    await user.clear(iface);
+    await user.type(iface, 'eth1');
+    const id = within(form).getByRole('spinbutton', { name: 'Sync ID' });
+    await user.clear(id);
+    await user.type(id, '7');
+    await user.type(group, '239.1.1.1');
+    await user.click(within(form).getByRole('button', { name: 'Save sync settings' }));
+    expect(await screen.findByText('Sync settings saved; apply to put them on the nodes.')).toBeInTheDocument();
+    expect(apiCalls.filter((call) => call.method === 'PUT').at(-1)?.body).toEqual({
+      enabled: true, interface: 'eth1', sync_id: 7, port: 8848, ttl: 1, max_packet: 0, group: '239.1.1.1',
+    });
+    expect(apiCalls.filter((call) => call.method === 'PUT')[0]?.body).toEqual(expect.objectContaining({ interface: 'eth9', group: null }));
   });
 });

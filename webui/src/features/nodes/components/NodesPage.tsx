@@ -4,7 +4,9 @@ import { errorMessage } from '@/lib/api';
 import { formatDateTime } from '@/lib/format';
 import { useCreateNode, useDeleteNode, useNodes } from '../hooks/useNodes';
 import type { Node, NodeCreated } from '../types';
+import { IpvsSyncPanel } from './IpvsSyncPanel';
 import { NodeForm } from './NodeForm';
+import { NodeNetworks, NodeSchedulers } from './NodeStatus';
 import { TokenReveal } from './TokenReveal';
 
 function NodeRow({ node }: { node: Node }) {
@@ -14,6 +16,12 @@ function NodeRow({ node }: { node: Node }) {
       <th scope="row">{node.name}</th>
       <td>{formatDateTime(node.last_seen)}</td>
       <td className="mono">{node.applied_revision ? `#${node.applied_revision}` : <span className="muted">none</span>}</td>
+      <td>
+        <NodeNetworks node={node} />
+      </td>
+      <td>
+        <NodeSchedulers node={node} />
+      </td>
       <td className="cell-actions">
         <ConfirmButton size="small" subject={`node ${node.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(node.id)}>
           Delete
@@ -53,6 +61,8 @@ export function NodesPage() {
                     <th scope="col">Name</th>
                     <th scope="col">Last seen</th>
                     <th scope="col">Applied revision</th>
+                    <th scope="col">Networks</th>
+                    <th scope="col">IPVS schedulers</th>
                     <th scope="col"><span className="visually-hidden">Actions</span></th>
                   </tr>
                 </thead>
@@ -65,6 +75,7 @@ export function NodesPage() {
             </div>
           ) : null}
         </Panel>
+        <IpvsSyncPanel />
       </div>
     </>
   );

@@ -1,10 +1,75 @@
 import { z } from 'zod';
 import type { Schemas } from '@/lib/api';
-import { objectName } from '@/lib/validation';
+import { INTERFACE_HELP, INTERFACE_PATTERN, isMulticast, objectName, port, wholeNumber } from '@/lib/validation';
 
 export type Node = Schemas['Node'];
 export type NodeCreated = Schemas['NodeCreate'];
+/** One IPVS service as the node's agent last saw it: the scheduler wanted and the one in force. */
+export type IpvsStatus = Schemas['IpvsStatusRequest'];
+export type IpvsSync = Schemas['IpvsSync'];
+export type IpvsSyncRequest = Schemas['IpvsSyncRequest'];
 
 export const nodeFormSchema = z.object({ name: objectName });
 export type NodeFormValues = z.infer<typeof nodeFormSchema>;
 export const NODE_FORM_FIELDS = ['name'] as const;
+
+// The schema types a node's reported networks and IPVS status as free JSON (`unknown`):
+// read them defensively, with the shape the agent posts them in.
+const networksSchema = z.array(z.string());
+const ipvsStatusSchema = z.array(
+  z.object({
+    key: z.string(),
+    name: z.string().default(''),
+    scheduler_wanted: z.string(),
+    scheduler_in_force: z.string(),
+    message: z.string().default(''),
+  }),
+) satisfies z.ZodType<IpvsStatus[], unknown>;
+
+/** The node's interface networks (CIDR) from its agent's last status report. */
+export function nodeNetworks(node: Pick<Node, 'networks'>): string[] {
+  const parsed = networksSchema.safeParse(node.networks);
+  return parsed.success ? parsed.data : [];
+}
+
+/** Per IPVS service, the scheduler wanted and the one the kernel runs. */
+export function nodeSchedulers(node: Pick<Node, 'ipvs_status'>): IpvsStatus[] {
+  const parsed = ipvsStatusSchema.safeParse(node.ipvs_status);
+  return parsed.success ? parsed.data : [];
+}
+
+export const schedulerDiffers = (status: IpvsStatus) => status.scheduler_wanted !== status.scheduler_in_force;
+
+// --- IPVS connection sync ---
+
+export const ipvsSyncFormSchema = z.object({
+  enabled: z.boolean(),
+  interface: z.string().trim().regex(INTERFACE_PATTERN, INTERFACE_HELP),
+  sync_id: wholeNumber('sync ID', 0, 255),
+  port,
+  ttl: wholeNumber('TTL', 1, 255),
+  max_packet: wholeNumber('largest message', 0, 65_507),
+  group: z
+    .string()
+    .trim()
+    .refine((group) => group === '' || isMulticast(group), 'A multicast address such as 224.0.0.81, or empty for it.'),
+});
+export type IpvsSyncFormValues = z.infer<typeof ipvsSyncFormSchema>;
+export const IPVS_SYNC_FORM_FIELDS = ['enabled', 'interface', 'sync_id', 'port', 'ttl', 'max_packet', 'group'] as const;
+
+export function toIpvsSyncForm(sync: IpvsSync): IpvsSyncFormValues {
+  return {
+    enabled: sync.enabled ?? false,
+    interface: sync.interface ?? 'eth0',
+    sync_id: sync.sync_id ?? 0,
+    port: sync.port ?? 8848,
+    ttl: sync.ttl ?? 1,
+    max_packet: sync.max_packet ?? 0,
+    group: sync.group ?? '',
+  };
+}
+
+/** The settings for a PUT; no group is sent as null (the API stores no address, meaning 224.0.0.81). */
+export function toIpvsSyncRequest(values: IpvsSyncFormValues): IpvsSyncRequest {
+  return { ...values, group: values.group || null };
+}

@@ -9,6 +9,7 @@ import type {
   MemberRuntimeResult,
   Pool,
   PoolRequest,
+  PoolService,
 } from '../types';
 
 export function listPools(): Promise<Pool[]> {
@@ -68,4 +69,13 @@ export async function deleteHealthCheck(id: number): Promise<void> {
 export async function listCertificateChoices(): Promise<CertificateChoice[]> {
   const certificates = await listAll((limit, offset) => unwrap(api.GET('/api/v1/certificates/', { params: { query: { limit, offset } } })));
   return certificates.map(({ id, name, is_ca }) => ({ id, name, is_ca }));
+}
+
+/**
+ * The virtual services whose default pool this is (their forwarding tells the pool's layer).
+ * The API has no filter by pool, so all are listed (names and a few fields kept).
+ */
+export async function listPoolServices(pool: number): Promise<PoolService[]> {
+  const services = await listAll((limit, offset) => unwrap(api.GET('/api/v1/virtual-services/', { params: { query: { limit, offset } } })));
+  return services.filter((s) => s.default_pool === pool).map(({ id, name, forwarding, default_pool }) => ({ id, name, forwarding, default_pool }));
 }

@@ -1,12 +1,12 @@
-import { screen } from '@testing-library/react';
+import { screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import { renderWithProviders } from '@/test/render';
-import { toHealthCheckForm, toHealthCheckRequest } from '../types';
+import { type PoolLayer, toHealthCheckForm, toHealthCheckRequest } from '../types';
 import { HealthCheckForm } from './HealthCheckForm';
 
-function renderForm(onSubmit = vi.fn().mockResolvedValue(undefined)) {
+function renderForm(onSubmit = vi.fn().mockResolvedValue(undefined), layer?: PoolLayer) {
   const view = renderWithProviders(
-    <HealthCheckForm defaultValues={toHealthCheckForm()} submitLabel="Create health check" onSubmit={onSubmit} />,
+    <HealthCheckForm defaultValues={toHealthCheckForm()} submitLabel="Create health check" onSubmit={onSubmit} layer={layer} />,
   );
   return { ...view, onSubmit };
 }
@@ -52,12 +52,14 @@ describe('HealthCheckForm', () => {
     const values = onSubmit.mock.calls[0]?.[0];
     expect(toHealthCheckRequest(7, values)).toEqual({
       pool: 7, type: 'http', method: 'GET', path: '/health', expected_status: 200, host: '', expect_body: '', expect_body_match: 'string',
-      interval_ms: 1000, timeout_ms: 500, rise: 1, fall: 2,
+      interval_ms: 1000, timeout_ms: 500, rise: 1, fall: 2, retry_interval_ms: 0, alpha: false, omega: false,
     });
   });
 
-  it('leaves HTTP settings out of a TCP check', () => {
-    expect(toHealthCheckRequest(7, toHealthCheckForm())).toEqual({ pool: 7, type: 'tcp', interval_ms: 2000, timeout_ms: 1000, rise: 2, fall: 3 });
+  it('leaves HTTP settings out of a TCP check, and keepalived ones out of an HAProxy pool', () => {
+    expect(toHealthCheckRequest(7, toHealthCheckForm(), 'proxy')).toEqual({
+      pool: 7, type: 'tcp', interval_ms: 2000, timeout_ms: 1000, rise: 2, fall: 3, retry_interval_ms: 0,
+    });
   });
 
   it('offers the HTTP settings for HTTPS checks and the agent port for agent checks', async () => {
@@ -77,7 +79,7 @@ describe('HealthCheckForm', () => {
     await user.type(agentPort, '7777');
     await user.click(screen.getByRole('button', { name: 'Create health check' }));
     expect(toHealthCheckRequest(7, onSubmit.mock.calls[0]?.[0])).toEqual({
-      pool: 7, type: 'agent', agent_port: 7777, interval_ms: 2000, timeout_ms: 1000, rise: 2, fall: 3,
+      pool: 7, type: 'agent', agent_port: 7777, interval_ms: 2000, timeout_ms: 1000, rise: 2, fall: 3, retry_interval_ms: 0, alpha: false, omega: false,
     });
   });
 
@@ -89,5 +91,95 @@ describe('HealthCheckForm', () => {
     await user.click(screen.getByRole('button', { name: 'Create health check' }));
     expect(screen.getByRole('textbox', { name: 'Expected body' })).toHaveAccessibleDescription(/HEAD request has no body/);
     expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  describe('layers', () => {
+    const typeValues = () => within(screen.getByRole('combobox', { name: 'Check type' })).getAllByRole('option').map((o) => o.getAttribute('value'));
+
+    it("offers each layer its own check types: keepalived's DNS and script, HAProxy's agent", () => {
+      const { unmount } = renderForm(undefined, 'ipvs');
+      expect(typeValues()).toEqual(['tcp', 'http', 'https', 'ping', 'dns', 'script']);
+      expect(screen.getByRole('spinbutton', { name: 'Rise' })).toHaveAccessibleDescription(/Not used on layer 4: one good check brings a member back/);
+      expect(screen.getByRole('checkbox', { name: 'Start members down' })).toBeInTheDocument();
+      unmount();
+      renderForm(undefined, 'proxy');
+      expect(typeValues()).toEqual(['tcp', 'http', 'https', 'ping', 'agent']);
+      expect(screen.queryByRole('checkbox', { name: /Start members down/ })).not.toBeInTheDocument();
+    });
+
+    it('groups the types by layer while no service decides', () => {
+      renderForm();
+      const type = screen.getByRole('combobox', { name: 'Check type' });
+      expect(within(within(type).getByRole('group', { name: 'HAProxy only' })).getByRole('option')).toHaveValue('agent');
+      expect(within(within(type).getByRole('group', { name: 'Layer 4 (IPVS) only' })).getAllByRole('option')).toHaveLength(2);
+      expect(screen.getByRole('spinbutton', { name: 'Rise' })).toHaveAccessibleDescription(/HAProxy; layer 4 needs one/);
+    });
+
+    it('asks a DNS check for the record type and name', async () => {
+      const { user, onSubmit } = renderForm(undefined, 'ipvs');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'dns');
+      expect(screen.getByRole('textbox', { name: 'Name queried' })).toHaveValue('.');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Record type' }), 'A');
+      const name = screen.getByRole('textbox', { name: 'Name queried' });
+      await user.clear(name);
+      await user.type(name, 'bad name');
+      await user.click(screen.getByRole('button', { name: 'Create health check' }));
+      expect(name).toHaveAccessibleDescription(/A domain name such as www.example.com/);
+      await user.clear(name);
+      await user.type(name, 'www.example.com');
+      await user.click(screen.getByRole('checkbox', { name: 'Start members down' }));
+      await user.click(screen.getByRole('button', { name: 'Create health check' }));
+      expect(toHealthCheckRequest(7, onSubmit.mock.calls[0]?.[0], 'ipvs')).toEqual({
+        pool: 7, type: 'dns', dns_type: 'A', dns_name: 'www.example.com', interval_ms: 2000, timeout_ms: 1000, rise: 2, fall: 3,
+        retry_interval_ms: 0, alpha: true, omega: false,
+      });
+    });
+
+    it('accepts only vetted check programs, with a dynamic weight', async () => {
+      const { user, onSubmit } = renderForm(undefined, 'ipvs');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'script');
+      const command = screen.getByRole('textbox', { name: 'Command' });
+      await user.type(command, '/bin/sh -c reboot');
+      await user.click(screen.getByRole('button', { name: 'Create health check' }));
+      expect(command).toHaveAccessibleDescription(/A program under \/etc\/fulcrum\/checks\//);
+      expect(onSubmit).not.toHaveBeenCalled();
+      await user.clear(command);
+      await user.type(command, '/etc/fulcrum/checks/smtp --port=25');
+      await user.click(screen.getByRole('checkbox', { name: 'Dynamic weight' }));
+      await user.click(screen.getByRole('button', { name: 'Create health check' }));
+      expect(toHealthCheckRequest(7, onSubmit.mock.calls[0]?.[0], 'ipvs')).toEqual(
+        expect.objectContaining({ type: 'script', script: '/etc/fulcrum/checks/smtp --port=25', script_dynamic: true }),
+      );
+    });
+
+    it('checks an MD5 digest and a retry delay before sending', async () => {
+      const { user, onSubmit } = renderForm(undefined, 'ipvs');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'http');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Body' }), 'digest');
+      const body = screen.getByRole('textbox', { name: 'Expected body' });
+      await user.type(body, 'nothex');
+      const retry = screen.getByRole('spinbutton', { name: 'Retry delay (ms)' });
+      await user.clear(retry);
+      await user.type(retry, '50');
+      await user.click(screen.getByRole('button', { name: 'Create health check' }));
+      expect(body).toHaveAccessibleDescription(/32 lower-case hex digits/);
+      expect(retry).toHaveAccessibleDescription(/0 \(the interval\) or at least 100 ms/);
+      expect(onSubmit).not.toHaveBeenCalled();
+
+      await user.clear(body);
+      await user.type(body, '9b3a0c85a887a256d6939da88aabd8cd');
+      await user.clear(retry);
+      await user.type(retry, '500');
+      await user.click(screen.getByRole('button', { name: 'Create health check' }));
+      expect(toHealthCheckRequest(7, onSubmit.mock.calls[0]?.[0], 'ipvs')).toEqual(
+        expect.objectContaining({ expect_body_match: 'digest', expect_body: '9b3a0c85a887a256d6939da88aabd8cd', retry_interval_ms: 500 }),
+      );
+    });
+
+    it('does not offer the digest to an HAProxy pool', async () => {
+      const { user } = renderForm(undefined, 'proxy');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Check type' }), 'http');
+      expect(within(screen.getByRole('combobox', { name: 'Body' })).getAllByRole('option').map((o) => o.getAttribute('value'))).toEqual(['string', 'regex']);
+    });
   });
 });

@@ -2,10 +2,10 @@ import { useState } from 'react';
 import { Alert, Button, ConfirmButton, EmptyState, Panel } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { useDeleteHealthCheck, useSaveHealthCheck } from '../hooks/usePools';
-import { type HealthCheckFormValues, type Pool, toHealthCheckForm, toHealthCheckRequest } from '../types';
+import { type HealthCheckFormValues, type Pool, type PoolLayer, toHealthCheckForm, toHealthCheckRequest } from '../types';
 import { HealthCheckForm } from './HealthCheckForm';
 
-export function HealthCheckPanel({ pool }: { pool: Pool }) {
+export function HealthCheckPanel({ pool, layer = 'unknown' }: { pool: Pool; layer?: PoolLayer }) {
   const check = pool.health_check;
   const [adding, setAdding] = useState(false);
   const save = useSaveHealthCheck(check?.id);
@@ -14,7 +14,7 @@ export function HealthCheckPanel({ pool }: { pool: Pool }) {
 
   const onSubmit = async (values: HealthCheckFormValues) => {
     setSaved(false);
-    await save.mutateAsync(toHealthCheckRequest(pool.id, values));
+    await save.mutateAsync(toHealthCheckRequest(pool.id, values, layer));
     setAdding(false);
     setSaved(true);
   };
@@ -41,6 +41,7 @@ export function HealthCheckPanel({ pool }: { pool: Pool }) {
         defaultValues={toHealthCheckForm(check)}
         submitLabel={check ? 'Save health check' : 'Create health check'}
         onSubmit={onSubmit}
+        layer={layer}
         extraActions={
           check ? (
             <ConfirmButton subject="the health check" confirmLabel="Yes, remove" busy={remove.isPending} onConfirm={() => { setSaved(false); remove.mutate(check.id); }}>

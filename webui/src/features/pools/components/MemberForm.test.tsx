@@ -2,7 +2,7 @@ import { screen } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '@/lib/api';
 import { renderWithProviders } from '@/test/render';
-import { toMemberForm } from '../types';
+import { toMemberForm, toMemberRequest } from '../types';
 import { MemberForm } from './MemberForm';
 
 describe('MemberForm', () => {
@@ -37,7 +37,39 @@ describe('MemberForm', () => {
     await user.click(screen.getByRole('button', { name: 'Add member' }));
     expect(onSubmit).toHaveBeenLastCalledWith({
       name: 's2', address: '10.0.0.2', port: 80, weight: 1, state: 'enabled', backup: false, max_connections: 0, max_queue: 0, slowstart_ms: 0,
+      min_connections: 0, forwarding: '',
     });
     expect(await screen.findByRole('textbox', { name: 'Member name' })).toHaveValue('');
+  });
+
+  it('offers a layer-4 pool thresholds and a forwarding method instead of a queue and slow start', async () => {
+    const onSubmit = vi.fn().mockResolvedValue(undefined);
+    const { user } = renderWithProviders(<MemberForm defaultValues={toMemberForm()} submitLabel="Add member" onSubmit={onSubmit} layer="ipvs" />);
+    expect(screen.queryByRole('spinbutton', { name: 'Max queue' })).not.toBeInTheDocument();
+    expect(screen.queryByRole('spinbutton', { name: 'Slow start (ms)' })).not.toBeInTheDocument();
+    expect(screen.getByRole('checkbox', { name: 'Backup' })).toHaveAccessibleDescription(/sorry server/);
+    await user.type(screen.getByRole('textbox', { name: 'Member name' }), 'far');
+    await user.type(screen.getByRole('textbox', { name: 'Address' }), '192.0.2.1');
+    await user.type(screen.getByRole('spinbutton', { name: 'Min connections' }), '10');
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    expect(screen.getByRole('spinbutton', { name: 'Min connections' })).toHaveAccessibleDescription(/Needs Max connections above it/);
+    expect(onSubmit).not.toHaveBeenCalled();
+
+    await user.type(screen.getByRole('spinbutton', { name: 'Max connections' }), '100');
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Forwarding' }), 'tunnel');
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    const values = onSubmit.mock.calls[0]?.[0];
+    expect(toMemberRequest(4, { ...values, max_queue: 9, slowstart_ms: 500 }, 'ipvs')).toEqual(
+      expect.objectContaining({ pool: 4, min_connections: 10, max_connections: 100, forwarding: 'tunnel', max_queue: 0, slowstart_ms: 0 }),
+    );
+  });
+
+  it('offers an HAProxy pool no layer-4 settings and sends them off', () => {
+    renderWithProviders(<MemberForm defaultValues={toMemberForm()} submitLabel="Add member" onSubmit={vi.fn()} layer="proxy" />);
+    expect(screen.queryByRole('spinbutton', { name: /Min connections/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole('combobox', { name: /Forwarding/ })).not.toBeInTheDocument();
+    expect(screen.getByRole('spinbutton', { name: 'Max queue' })).toBeInTheDocument();
+    const values = { ...toMemberForm(), name: 's1', address: '10.0.0.1', min_connections: 3, forwarding: 'nat' as const };
+    expect(toMemberRequest(4, values, 'proxy')).toEqual(expect.objectContaining({ min_connections: 0, forwarding: '' }));
   });
 });

@@ -3,7 +3,7 @@ import { Alert, Badge, type BadgeTone, Button, ConfirmButton, EmptyState, Panel 
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
 import { useDeleteMember, useSaveMember } from '../hooks/usePools';
-import { type Member, type MemberFormValues, type MemberState, type Pool, toMemberForm, toMemberRequest } from '../types';
+import { type Member, type MemberFormValues, type MemberState, type Pool, type PoolLayer, toMemberForm, toMemberRequest } from '../types';
 import { MemberForm } from './MemberForm';
 import { MemberRuntimeControls } from './MemberRuntimeControls';
 
@@ -15,7 +15,9 @@ function MemberRow({ member, onEdit }: { member: Member; onEdit: () => void }) {
   const limits = [
     member.backup ? 'backup' : null,
     member.max_connections ? `max ${member.max_connections} conn` : null,
+    member.min_connections ? `takes new ones below ${member.min_connections}` : null,
     member.slowstart_ms ? `slow start ${member.slowstart_ms} ms` : null,
+    member.forwarding ? `forwarded by ${member.forwarding}` : null,
   ].filter(Boolean);
   return (
     <tr>
@@ -44,10 +46,12 @@ function MemberRow({ member, onEdit }: { member: Member; onEdit: () => void }) {
   );
 }
 
-function MemberEditor({ pool, member, onDone }: { pool: Pool; member?: Member; onDone: () => void }) {
+type EditorProps = { pool: Pool; member?: Member; layer: PoolLayer; onDone: () => void };
+
+function MemberEditor({ pool, member, layer, onDone }: EditorProps) {
   const save = useSaveMember(member?.id);
   const onSubmit = async (values: MemberFormValues) => {
-    await save.mutateAsync(toMemberRequest(pool.id, values));
+    await save.mutateAsync(toMemberRequest(pool.id, values, layer));
     onDone();
   };
   return (
@@ -59,12 +63,13 @@ function MemberEditor({ pool, member, onDone }: { pool: Pool; member?: Member; o
         submitLabel={member ? 'Save member' : 'Add member'}
         onSubmit={onSubmit}
         onCancel={member ? onDone : undefined}
+        layer={layer}
       />
     </div>
   );
 }
 
-export function MembersPanel({ pool }: { pool: Pool }) {
+export function MembersPanel({ pool, layer = 'unknown' }: { pool: Pool; layer?: PoolLayer }) {
   const [editingId, setEditingId] = useState<number | null>(null);
   const editing = pool.members.find((m) => m.id === editingId);
   return (
@@ -95,7 +100,7 @@ export function MembersPanel({ pool }: { pool: Pool }) {
           </table>
         </div>
       )}
-      <MemberEditor pool={pool} member={editing} onDone={() => setEditingId(null)} />
+      <MemberEditor pool={pool} member={editing} layer={layer} onDone={() => setEditingId(null)} />
     </Panel>
   );
 }

@@ -1,19 +1,25 @@
 import { type UseFormReturn, useWatch } from 'react-hook-form';
 import { CheckboxField, FormSection, SelectField, TextField } from '@/components';
-import { PERSISTENCE_FIELDS, PERSISTENCE_TYPES, type PoolFormValues } from '../types';
+import { persistenceChoices, persistenceFields, type PoolFormValues, type PoolLayer } from '../types';
 
 const number = { valueAsNumber: true } as const;
 
-/** How a client keeps its server; only the settings the chosen type uses are shown. */
-export function PersistenceSection({ form }: { form: UseFormReturn<PoolFormValues> }) {
+const DESCRIPTION: Record<PoolLayer, string> = {
+  proxy: 'Keeps a client on the server it first reached.',
+  ipvs: 'Keeps a client on the server it first reached; IPVS persists by source address.',
+  unknown: 'Keeps a client on the server it first reached; layer-4 (IPVS) pools persist by source address only.',
+};
+
+/** How a client keeps its server; only the settings the chosen type uses on this layer are shown. */
+export function PersistenceSection({ form, layer = 'unknown' }: { form: UseFormReturn<PoolFormValues>; layer?: PoolLayer }) {
   const { register, control, formState } = form;
   const errors = formState.errors.persistence;
   const type = useWatch({ control, name: 'persistence.type' });
-  const uses = new Set<string>(PERSISTENCE_FIELDS[type]);
+  const uses = new Set<string>(persistenceFields(type, layer));
   const cookieInsert = type === 'cookie_insert';
   return (
-    <FormSection title="Persistence" description="Keeps a client on the server it first reached.">
-      <SelectField label="Persistence" options={PERSISTENCE_TYPES} error={errors?.type?.message ?? errors?.message} {...register('persistence.type')} />
+    <FormSection title="Persistence" description={DESCRIPTION[layer]}>
+      <SelectField label="Persistence" options={persistenceChoices(layer)} error={errors?.type?.message ?? errors?.message} {...register('persistence.type')} />
       {uses.has('cookie_name') ? (
         <TextField
           label="Cookie name"
@@ -50,7 +56,9 @@ export function PersistenceSection({ form }: { form: UseFormReturn<PoolFormValue
       {uses.has('timeout_s') ? (
         <div className="form-row">
           <TextField label="Forget after (s)" type="number" min={1} hint="Idle entries expire." error={errors?.timeout_s?.message} {...register('persistence.timeout_s', number)} />
-          <TextField label="Table size" type="number" min={1} hint="Entries kept." error={errors?.table_size?.message} {...register('persistence.table_size', number)} />
+          {uses.has('table_size') ? (
+            <TextField label="Table size" type="number" min={1} hint="Entries kept." error={errors?.table_size?.message} {...register('persistence.table_size', number)} />
+          ) : null}
         </div>
       ) : null}
       {uses.has('fallback_source') ? (

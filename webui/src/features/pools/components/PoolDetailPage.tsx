@@ -2,19 +2,19 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
 import { Alert, ConfirmButton, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
 import { ApiError, errorMessage } from '@/lib/api';
-import { useCertificateChoices, useDeletePool, usePool, useSavePool } from '../hooks/usePools';
-import { type Pool, type PoolFormValues, toPoolForm, toPoolRequest } from '../types';
+import { useCertificateChoices, useDeletePool, usePool, usePoolServices, useSavePool } from '../hooks/usePools';
+import { describePoolLayer, type Pool, type PoolFormValues, poolLayer, type PoolLayer, type PoolService, toPoolForm, toPoolRequest } from '../types';
 import { HealthCheckPanel } from './HealthCheckPanel';
 import { MembersPanel } from './MembersPanel';
 import { PoolForm } from './PoolForm';
 
-function PoolSettings({ pool }: { pool: Pool }) {
+function PoolSettings({ pool, layer }: { pool: Pool; layer: PoolLayer }) {
   const save = useSavePool(pool.id);
   const certificates = useCertificateChoices();
   const [saved, setSaved] = useState(false);
   const onSubmit = async (values: PoolFormValues) => {
     setSaved(false);
-    await save.mutateAsync(toPoolRequest(values));
+    await save.mutateAsync(toPoolRequest(values, layer));
     setSaved(true);
   };
   return (
@@ -23,20 +23,50 @@ function PoolSettings({ pool }: { pool: Pool }) {
       {certificates.isPending ? <LoadingState /> : null}
       {certificates.isError ? <ErrorState error={certificates.error} onRetry={() => void certificates.refetch()} /> : null}
       {certificates.data ? (
-        <PoolForm key={pool.id} defaultValues={toPoolForm(pool)} certificates={certificates.data} submitLabel="Save pool" onSubmit={onSubmit} />
+        <PoolForm
+          key={`${pool.id}-${layer}`}
+          defaultValues={toPoolForm(pool)}
+          certificates={certificates.data}
+          submitLabel="Save pool"
+          onSubmit={onSubmit}
+          layer={layer}
+        />
       ) : null}
     </Panel>
+  );
+}
+
+/** Which layer the pool serves and the services that decide it. */
+function PoolLayerNote({ layer, services }: { layer: PoolLayer; services: readonly PoolService[] | undefined }) {
+  return (
+    <p className="muted">
+      {describePoolLayer(layer, services)}
+      {services?.length ? (
+        <>
+          {' '}Used by{' '}
+          {services.map((service, index) => (
+            <span key={service.id}>
+              {index ? ', ' : null}
+              <Link to={`/services/${service.id}`}>{service.name}</Link>
+            </span>
+          ))}
+          .
+        </>
+      ) : null}
+    </p>
   );
 }
 
 export function PoolDetailPage() {
   const id = Number(useParams().id);
   const pool = usePool(id);
+  const services = usePoolServices(id);
   const remove = useDeletePool();
   const navigate = useNavigate();
   const breadcrumb = <Link to="/pools">Pools</Link>;
 
-  if (pool.isPending) return <LoadingState />;
+  // The forms wait for the layer (a failed look-up leaves it unknown: every setting offered).
+  if (pool.isPending || services.isPending) return <LoadingState />;
   if (pool.isError) {
     return (
       <>
@@ -46,6 +76,7 @@ export function PoolDetailPage() {
     );
   }
   const data = pool.data;
+  const layer = poolLayer(services.data);
   return (
     <>
       <PageHeader
@@ -69,9 +100,10 @@ export function PoolDetailPage() {
             ) : null}
           </Alert>
         ) : null}
-        <MembersPanel pool={data} />
-        <HealthCheckPanel pool={data} />
-        <PoolSettings pool={data} />
+        <PoolLayerNote layer={layer} services={services.data} />
+        <MembersPanel pool={data} layer={layer} />
+        <HealthCheckPanel pool={data} layer={layer} />
+        <PoolSettings pool={data} layer={layer} />
       </div>
     </>
   );

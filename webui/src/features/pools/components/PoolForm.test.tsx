@@ -2,13 +2,15 @@ import { screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '@/lib/api';
 import { renderWithProviders } from '@/test/render';
-import { toPoolForm, toPoolRequest } from '../types';
+import { type PoolLayer, toPoolForm, toPoolRequest } from '../types';
 import { PoolForm } from './PoolForm';
 
 const certificates = [{ id: 23, name: 'corp-ca', is_ca: true }];
 
-function renderForm(onSubmit = vi.fn().mockResolvedValue(undefined)) {
-  const view = renderWithProviders(<PoolForm defaultValues={toPoolForm()} certificates={certificates} submitLabel="Create pool" onSubmit={onSubmit} />);
+function renderForm(onSubmit = vi.fn().mockResolvedValue(undefined), layer?: PoolLayer) {
+  const view = renderWithProviders(
+    <PoolForm defaultValues={toPoolForm()} certificates={certificates} submitLabel="Create pool" onSubmit={onSubmit} layer={layer} />,
+  );
   return { ...view, onSubmit };
 }
 
@@ -74,5 +76,62 @@ describe('PoolForm', () => {
     await user.type(screen.getByRole('textbox', { name: 'Name' }), 'web');
     await user.click(screen.getByRole('button', { name: 'Create pool' }));
     expect(await screen.findByRole('alert')).toHaveTextContent('tls_ca: certificate "x" does not exist');
+  });
+
+  describe('layers', () => {
+    const optionLabels = (name: string) => within(screen.getByRole('combobox', { name })).getAllByRole('option').map((o) => o.textContent);
+
+    it('groups the algorithms by layer while no service decides, and offers the hash options for the hash schedulers', async () => {
+      const { user, onSubmit } = renderForm();
+      const algorithm = screen.getByRole('combobox', { name: 'Algorithm' });
+      expect(within(algorithm).getByRole('group', { name: 'Any layer' })).toBeInTheDocument();
+      const layer4 = within(algorithm).getByRole('group', { name: 'Layer 4 (IPVS) only' });
+      expect(within(layer4).getAllByRole('option').map((o) => o.getAttribute('value'))).toEqual([
+        'least-connections-unweighted', 'maglev-hash', 'shortest-expected-delay', 'never-queue', 'dynamic-least-load',
+      ]);
+      expect(screen.queryByRole('checkbox', { name: /Hash the source port too/ })).not.toBeInTheDocument();
+
+      await user.selectOptions(algorithm, 'maglev-hash');
+      await user.click(screen.getByRole('checkbox', { name: 'Hash the source port too (layer 4)' }));
+      await user.selectOptions(screen.getByRole('combobox', { name: 'When a health check fails (layer 4)' }), 'quiesce');
+      await user.type(screen.getByRole('textbox', { name: 'Name' }), 'l4');
+      await user.click(screen.getByRole('button', { name: 'Create pool' }));
+      expect(toPoolRequest(onSubmit.mock.calls[0]?.[0])).toEqual(
+        expect.objectContaining({ algorithm: 'maglev-hash', hash_port: true, hash_fallback: false, on_failure: 'quiesce' }),
+      );
+
+      await user.selectOptions(algorithm, 'round-robin');
+      expect(screen.queryByRole('checkbox', { name: /Hash the source port too/ })).not.toBeInTheDocument();
+      await user.click(screen.getByRole('button', { name: 'Create pool' }));
+      expect(toPoolRequest(onSubmit.mock.calls[1]?.[0])).toEqual(expect.objectContaining({ algorithm: 'round-robin', hash_port: false }));
+    });
+
+    it("keeps a layer-4 pool to IPVS's settings: source persistence without a table, no HAProxy sections", async () => {
+      const { user, onSubmit } = renderForm(undefined, 'ipvs');
+      expect(optionLabels('Persistence')).toEqual(['None', 'Client source address']);
+      for (const section of ['Connections to members', 'Timeouts', 'Maintenance page']) {
+        expect(screen.queryByRole('group', { name: section })).not.toBeInTheDocument();
+      }
+      expect(screen.getByRole('combobox', { name: 'When a health check fails' })).toBeInTheDocument();
+      expect(within(screen.getByRole('combobox', { name: 'Algorithm' })).queryAllByRole('group')).toHaveLength(0);
+
+      await user.selectOptions(within(persistence()).getByRole('combobox', { name: 'Persistence' }), 'source');
+      expect(within(persistence()).getByRole('spinbutton', { name: 'IPv4 mask' })).toBeInTheDocument();
+      expect(within(persistence()).getByRole('spinbutton', { name: 'Forget after (s)' })).toBeInTheDocument();
+      expect(within(persistence()).queryByRole('spinbutton', { name: 'Table size' })).not.toBeInTheDocument();
+      await user.type(screen.getByRole('textbox', { name: 'Name' }), 'l4');
+      await user.click(screen.getByRole('button', { name: 'Create pool' }));
+      const values = { ...onSubmit.mock.calls[0]?.[0], tls: true, proxy_protocol: 'v2', maintenance_page: '<h1>down</h1>' };
+      expect(toPoolRequest(values, 'ipvs')).toEqual(expect.objectContaining({ tls: false, tls_ca: null, proxy_protocol: 'none', maintenance_page: '' }));
+    });
+
+    it("keeps an HAProxy pool to HAProxy's algorithms, without the layer-4 section", () => {
+      renderForm(undefined, 'proxy');
+      expect(optionLabels('Algorithm')).toEqual(['Round robin (weights ignored)', 'Weighted round robin', 'Least connections (weighted)', 'Source address hash']);
+      expect(screen.queryByRole('group', { name: 'Layer 4 (IPVS)' })).not.toBeInTheDocument();
+      expect(toPoolRequest({ ...toPoolForm(), algorithm: 'source-hash', hash_port: true, on_failure: 'quiesce' }, 'proxy')).toEqual(
+        expect.objectContaining({ hash_port: false, on_failure: 'remove' }),
+      );
+    });
   });
 });

@@ -3,7 +3,18 @@ import { type UseFormReturn, useWatch } from 'react-hook-form';
 import { Alert, Button, CheckboxField, FormActions, FormSection, SelectField, TextAreaField, TextField } from '@/components';
 import { useServerForm } from '@/lib/forms';
 import { NAME_HELP } from '@/lib/validation';
-import { ALGORITHMS, type CertificateChoice, HTTP_REUSE, poolFormFields, type PoolFormValues, poolFormSchema, PROXY_PROTOCOLS } from '../types';
+import {
+  algorithmChoices,
+  type CertificateChoice,
+  HTTP_REUSE,
+  ON_FAILURE,
+  poolFormFields,
+  type PoolFormValues,
+  poolFormSchema,
+  type PoolLayer,
+  PROXY_PROTOCOLS,
+  usesHashOptions,
+} from '../types';
 import { PersistenceSection } from './PersistenceSection';
 
 type PoolFormProps = {
@@ -12,18 +23,23 @@ type PoolFormProps = {
   submitLabel: string;
   onSubmit: (values: PoolFormValues) => Promise<unknown>;
   extraActions?: ReactNode;
+  /** From the services using the pool; `unknown` offers every setting, marked by layer. */
+  layer?: PoolLayer;
 };
 
+type SectionProps = { form: UseFormReturn<PoolFormValues>; layer: PoolLayer };
+
 const number = { valueAsNumber: true } as const;
+const HAPROXY_ONLY = 'Proxy (HAProxy) pools only.';
 
 /** Re-encryption to the members and what is sent on each server connection. */
-function MemberConnectionsSection({ form, certificates }: { form: UseFormReturn<PoolFormValues>; certificates: readonly CertificateChoice[] }) {
+function MemberConnectionsSection({ form, layer, certificates }: SectionProps & { certificates: readonly CertificateChoice[] }) {
   const { register, control, formState } = form;
   const { errors } = formState;
   const [tls, verify] = useWatch({ control, name: ['tls', 'tls_verify'] });
   const options = certificates.map((c) => ({ value: String(c.id), label: c.is_ca ? `${c.name} (CA)` : c.name }));
   return (
-    <FormSection title="Connections to members">
+    <FormSection title="Connections to members" description={layer === 'unknown' ? HAPROXY_ONLY : undefined}>
       <CheckboxField label="Re-encrypt (TLS to members)" error={errors.tls?.message} {...register('tls')} />
       {tls ? (
         <>
@@ -46,44 +62,86 @@ function MemberConnectionsSection({ form, certificates }: { form: UseFormReturn<
   );
 }
 
-export function PoolForm({ defaultValues, certificates, submitLabel, onSubmit, extraActions }: PoolFormProps) {
+/** What IPVS does with the pool: hashing options of the hash schedulers, and failed members. */
+function Layer4Section({ form, layer }: SectionProps) {
+  const { register, control, formState } = form;
+  const { errors } = formState;
+  const algorithm = useWatch({ control, name: 'algorithm' });
+  const note = layer === 'unknown' ? ' (layer 4)' : '';
+  return (
+    <FormSection title="Layer 4 (IPVS)" description={layer === 'unknown' ? 'Used when the services forward by NAT, direct routing or tunnel.' : undefined}>
+      <SelectField
+        label={`When a health check fails${note}`}
+        options={ON_FAILURE}
+        hint="Quiescing lets established connections finish on the member."
+        error={errors.on_failure?.message}
+        {...register('on_failure')}
+      />
+      {usesHashOptions(algorithm) ? (
+        <div className="form-row">
+          <CheckboxField label={`Hash the source port too${note}`} hint="Spreads one client's connections over the members." error={errors.hash_port?.message} {...register('hash_port')} />
+          <CheckboxField
+            label={`Fall back to another member${note}`}
+            hint="When the hashed member is down or at its limit."
+            error={errors.hash_fallback?.message}
+            {...register('hash_fallback')}
+          />
+        </div>
+      ) : null}
+    </FormSection>
+  );
+}
+
+export function PoolForm({ defaultValues, certificates, submitLabel, onSubmit, extraActions, layer = 'unknown' }: PoolFormProps) {
   const form = useServerForm<PoolFormValues>({
     schema: poolFormSchema,
     defaultValues,
-    fields: poolFormFields,
+    fields: (values) => poolFormFields(values, layer),
     onSubmit,
     onSaved: (values, rhf) => rhf.reset(values),
   });
   const { register, formState, problem, submit } = form;
   const { errors } = formState;
+  const proxy = layer !== 'ipvs';
   return (
     <form onSubmit={submit} noValidate className="form form-wide">
       {problem ? <Alert tone="error" title="Not saved">{problem}</Alert> : null}
       <FormSection title="Pool">
         <TextField label="Name" hint={NAME_HELP} error={errors.name?.message} {...register('name')} />
-        <SelectField label="Algorithm" options={ALGORITHMS} error={errors.algorithm?.message} {...register('algorithm')} />
+        <SelectField
+          label="Algorithm"
+          options={algorithmChoices(layer)}
+          hint={layer === 'unknown' ? 'The layer-4 ones need services that forward by NAT, direct routing or tunnel.' : undefined}
+          error={errors.algorithm?.message}
+          {...register('algorithm')}
+        />
         <TextField label="Description" error={errors.description?.message} {...register('description')} />
       </FormSection>
-      <PersistenceSection form={form} />
-      <MemberConnectionsSection form={form} certificates={certificates} />
-      <FormSection title="Timeouts" description="In milliseconds, 100 ms to 24 h.">
-        <div className="form-row">
-          <TextField label="Connect timeout (ms)" type="number" min={100} error={errors.connect_timeout_ms?.message} {...register('connect_timeout_ms', number)} />
-          <TextField label="Server timeout (ms)" type="number" min={100} error={errors.server_timeout_ms?.message} {...register('server_timeout_ms', number)} />
-          <TextField label="Queue timeout (ms)" type="number" min={100} error={errors.queue_timeout_ms?.message} {...register('queue_timeout_ms', number)} />
-        </div>
-      </FormSection>
-      <FormSection title="Maintenance page">
-        <TextAreaField
-          label="Maintenance page (HTML)"
-          mono
-          rows={5}
-          spellCheck={false}
-          hint="Answered with 503 when no member can take a request (HTTP services); empty for HAProxy's page."
-          error={errors.maintenance_page?.message}
-          {...register('maintenance_page')}
-        />
-      </FormSection>
+      <PersistenceSection form={form} layer={layer} />
+      {layer === 'proxy' ? null : <Layer4Section form={form} layer={layer} />}
+      {proxy ? (
+        <>
+          <MemberConnectionsSection form={form} layer={layer} certificates={certificates} />
+          <FormSection title="Timeouts" description={`In milliseconds, 100 ms to 24 h.${layer === 'unknown' ? ` ${HAPROXY_ONLY}` : ''}`}>
+            <div className="form-row">
+              <TextField label="Connect timeout (ms)" type="number" min={100} error={errors.connect_timeout_ms?.message} {...register('connect_timeout_ms', number)} />
+              <TextField label="Server timeout (ms)" type="number" min={100} error={errors.server_timeout_ms?.message} {...register('server_timeout_ms', number)} />
+              <TextField label="Queue timeout (ms)" type="number" min={100} error={errors.queue_timeout_ms?.message} {...register('queue_timeout_ms', number)} />
+            </div>
+          </FormSection>
+          <FormSection title="Maintenance page" description={layer === 'unknown' ? HAPROXY_ONLY : undefined}>
+            <TextAreaField
+              label="Maintenance page (HTML)"
+              mono
+              rows={5}
+              spellCheck={false}
+              hint="Answered with 503 when no member can take a request (HTTP services); empty for HAProxy's page."
+              error={errors.maintenance_page?.message}
+              {...register('maintenance_page')}
+            />
+          </FormSection>
+        </>
+      ) : null}
       <FormActions>
         <Button type="submit" variant="primary" busy={formState.isSubmitting}>
           {submitLabel}

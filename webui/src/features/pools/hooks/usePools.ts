@@ -15,6 +15,14 @@ export function usePool(id: number) {
   return useQuery({ queryKey: queryKeys.pool(id), queryFn: () => poolsApi.getPool(id) });
 }
 
+/**
+ * The services using the pool, for its layer. Under the services' key, so changing a
+ * service's forwarding refreshes it; not retried: without it the forms offer every layer.
+ */
+export function usePoolServices(id: number) {
+  return useQuery({ queryKey: [...queryKeys.services, 'by-pool', id], queryFn: () => poolsApi.listPoolServices(id), retry: false });
+}
+
 /** Every change to a pool or its parts refreshes all pool queries (lists, details, choices). */
 function useInvalidatePools() {
   const queryClient = useQueryClient();

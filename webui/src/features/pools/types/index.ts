@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { Schemas } from '@/lib/api';
 import {
+  CHECK_SCRIPT_HELP,
+  CHECK_SCRIPT_PATTERN,
   description,
+  DIGEST_HELP,
+  DIGEST_PATTERN,
+  DNS_NAME_PATTERN,
   FIELD_NAME_HELP,
   FIELD_NAME_PATTERN,
   HOST_PATTERN,
@@ -16,6 +21,9 @@ import {
   weight,
   wholeNumber,
 } from '@/lib/validation';
+import { choicesFor, type LayerChoice, type PoolLayer } from './layer';
+
+export * from './layer';
 
 export type Pool = Schemas['Pool'];
 export type PoolRequest = Schemas['PoolRequest'];
@@ -26,12 +34,27 @@ export type HealthCheck = Schemas['HealthCheck'];
 export type HealthCheckRequest = Schemas['HealthCheckRequest'];
 export type Algorithm = Schemas['AlgorithmEnum'];
 
-export const ALGORITHMS: readonly { value: Algorithm; label: string }[] = [
+export const ALGORITHMS: readonly LayerChoice<Algorithm>[] = [
   { value: 'round-robin', label: 'Round robin (weights ignored)' },
   { value: 'weighted-round-robin', label: 'Weighted round robin' },
   { value: 'least-connections', label: 'Least connections (weighted)' },
   { value: 'source-hash', label: 'Source address hash' },
+  { value: 'least-connections-unweighted', label: 'Least connections, weights ignored (layer 4)', only: 'ipvs' },
+  { value: 'maglev-hash', label: 'Maglev consistent hash (layer 4)', only: 'ipvs' },
+  { value: 'shortest-expected-delay', label: 'Shortest expected delay (layer 4)', only: 'ipvs' },
+  { value: 'never-queue', label: 'Never queue (layer 4)', only: 'ipvs' },
+  { value: 'dynamic-least-load', label: 'Dynamic least load, DLLC (layer 4)', only: 'ipvs' },
 ];
+
+/** The algorithms that hash the client: IPVS can hash its port too and fall back when the member is out. */
+export const HASH_ALGORITHMS: readonly Algorithm[] = ['source-hash', 'maglev-hash'];
+
+export const ON_FAILURE = [
+  { value: 'remove', label: 'Remove the member' },
+  { value: 'quiesce', label: 'Quiesce: weight 0, its connections kept' },
+] as const;
+
+export const algorithmChoices = (layer: PoolLayer) => choicesFor(ALGORITHMS, layer);
 
 export const MEMBER_STATES: readonly { value: MemberState; label: string; action: string }[] = [
   { value: 'enabled', label: 'Enabled', action: 'Enable' },
@@ -49,16 +72,22 @@ export type PersistenceType = Schemas['PersistenceTypeEnum'];
 /** What the pool form needs to know about a certificate to offer it as a CA. */
 export type CertificateChoice = Pick<Schemas['Certificate'], 'id' | 'name' | 'is_ca'>;
 
-export const PERSISTENCE_TYPES: readonly { value: PersistenceType; label: string }[] = [
+export const PERSISTENCE_TYPES: readonly LayerChoice<PersistenceType>[] = [
   { value: 'none', label: 'None' },
-  { value: 'cookie_insert', label: 'Cookie inserted by the balancer' },
-  { value: 'cookie_rewrite', label: "Rewrite the application's cookie" },
-  { value: 'cookie_prefix', label: "Prefix the application's cookie" },
-  { value: 'app_cookie', label: "Learn the application's session cookie" },
+  { value: 'cookie_insert', label: 'Cookie inserted by the balancer', only: 'proxy' },
+  { value: 'cookie_rewrite', label: "Rewrite the application's cookie", only: 'proxy' },
+  { value: 'cookie_prefix', label: "Prefix the application's cookie", only: 'proxy' },
+  { value: 'app_cookie', label: "Learn the application's session cookie", only: 'proxy' },
   { value: 'source', label: 'Client source address' },
-  { value: 'ssl_session_id', label: 'TLS session ID (TCP services)' },
-  { value: 'header', label: 'Request header' },
+  { value: 'ssl_session_id', label: 'TLS session ID (TCP services)', only: 'proxy' },
+  { value: 'header', label: 'Request header', only: 'proxy' },
 ];
+
+/** IPVS persists by source address only; HAProxy has every type. The order stays as listed. */
+export function persistenceChoices(layer: PoolLayer) {
+  const types = layer === 'ipvs' ? PERSISTENCE_TYPES.filter((t) => !t.only) : PERSISTENCE_TYPES;
+  return types.map(({ value, label }) => ({ value, label }));
+}
 
 /** The persistence settings each type uses (compiler render._persistence and the template). */
 export const PERSISTENCE_FIELDS: Record<PersistenceType, readonly (keyof PoolFormValues['persistence'])[]> = {
@@ -84,6 +113,11 @@ export const PROXY_PROTOCOLS = [
   { value: 'v1', label: 'PROXY protocol v1 (text)' },
   { value: 'v2', label: 'PROXY protocol v2 (binary)' },
 ] as const;
+
+/** The persistence settings a type uses on this layer: IPVS keeps no sized table. */
+export function persistenceFields(type: PersistenceType, layer: PoolLayer): readonly (keyof PoolFormValues['persistence'])[] {
+  return layer === 'ipvs' ? PERSISTENCE_FIELDS[type].filter((field) => field !== 'table_size') : PERSISTENCE_FIELDS[type];
+}
 
 const persistenceTimeout = (label: string, min: number) => wholeNumber(label, min, 30 * 86_400);
 
@@ -117,7 +151,10 @@ const persistenceSchema = z
 export const poolFormSchema = z
   .object({
     name: objectName,
-    algorithm: z.enum(['round-robin', 'weighted-round-robin', 'least-connections', 'source-hash']),
+    algorithm: z.enum([
+      'round-robin', 'weighted-round-robin', 'least-connections', 'least-connections-unweighted', 'source-hash', 'maglev-hash',
+      'shortest-expected-delay', 'never-queue', 'dynamic-least-load',
+    ]),
     description,
     persistence: persistenceSchema,
     http_reuse: z.enum(['never', 'safe', 'aggressive', 'always']),
@@ -132,6 +169,9 @@ export const poolFormSchema = z
     server_timeout_ms: timeoutMs('server timeout'),
     queue_timeout_ms: timeoutMs('queue timeout'),
     maintenance_page: z.string().max(65_536, 'At most 65536 characters.'),
+    hash_port: z.boolean(),
+    hash_fallback: z.boolean(),
+    on_failure: z.enum(['remove', 'quiesce']),
   })
   .superRefine((pool, ctx) => {
     if (pool.tls && pool.tls_verify && !pool.tls_ca) {
@@ -142,17 +182,24 @@ export type PoolFormValues = z.infer<typeof poolFormSchema>;
 type PersistenceField = `persistence.${keyof PoolFormValues['persistence']}`;
 export type PoolFormField = keyof PoolFormValues | PersistenceField;
 
-const POOL_FIELDS = [
-  'name', 'algorithm', 'description', 'persistence', 'persistence.type', 'http_reuse', 'pool_max_conn', 'pool_purge_delay_ms',
-  'tls', 'proxy_protocol', 'connect_timeout_ms', 'server_timeout_ms', 'queue_timeout_ms', 'maintenance_page',
+const POOL_FIELDS = ['name', 'algorithm', 'description', 'persistence', 'persistence.type'] as const;
+const PROXY_POOL_FIELDS = [
+  'http_reuse', 'pool_max_conn', 'pool_purge_delay_ms', 'tls', 'proxy_protocol', 'connect_timeout_ms', 'server_timeout_ms', 'queue_timeout_ms',
+  'maintenance_page',
 ] as const;
 
-/** The fields the pool form shows for these values. */
-export function poolFormFields(values: Pick<PoolFormValues, 'persistence' | 'tls' | 'tls_verify'>): PoolFormField[] {
-  const persistence = PERSISTENCE_FIELDS[values.persistence.type].map((field): PersistenceField => `persistence.${field}`);
-  const tls: PoolFormField[] = values.tls ? ['tls_verify', 'tls_sni', ...(values.tls_verify ? (['tls_ca'] as const) : [])] : [];
-  return [...POOL_FIELDS, ...persistence, ...tls];
+type ShownBy = Pick<PoolFormValues, 'algorithm' | 'persistence' | 'tls' | 'tls_verify'>;
+
+/** The fields the pool form shows for these values on this layer. */
+export function poolFormFields(values: ShownBy, layer: PoolLayer = 'unknown'): PoolFormField[] {
+  const persistence = persistenceFields(values.persistence.type, layer).map((field): PersistenceField => `persistence.${field}`);
+  const proxy: PoolFormField[] = layer === 'ipvs' ? [] : [...PROXY_POOL_FIELDS];
+  const tls: PoolFormField[] = layer !== 'ipvs' && values.tls ? ['tls_verify', 'tls_sni', ...(values.tls_verify ? (['tls_ca'] as const) : [])] : [];
+  const ipvs: PoolFormField[] = layer === 'proxy' ? [] : ['on_failure', ...(usesHashOptions(values.algorithm) ? (['hash_port', 'hash_fallback'] as const) : [])];
+  return [...POOL_FIELDS, ...persistence, ...proxy, ...tls, ...ipvs];
 }
+
+export const usesHashOptions = (algorithm: Algorithm) => HASH_ALGORITHMS.includes(algorithm);
 
 export function toPoolForm(pool?: Pool): PoolFormValues {
   const p = pool?.persistence;
@@ -188,32 +235,76 @@ export function toPoolForm(pool?: Pool): PoolFormValues {
     server_timeout_ms: pool?.server_timeout_ms ?? 30_000,
     queue_timeout_ms: pool?.queue_timeout_ms ?? 30_000,
     maintenance_page: pool?.maintenance_page ?? '',
+    hash_port: pool?.hash_port ?? false,
+    hash_fallback: pool?.hash_fallback ?? false,
+    on_failure: pool?.on_failure ?? 'remove',
   };
 }
 
-/** The pool for a PUT; the CA is sent only when members' certificates are verified. */
-export function toPoolRequest(values: PoolFormValues): PoolRequest {
-  const verified = values.tls && values.tls_verify;
-  return { ...values, tls_ca: verified && values.tls_ca ? Number(values.tls_ca) : null };
+/**
+ * The pool for a PUT; the CA is sent only when members' certificates are verified. What the
+ * layer does not use is sent off: HAProxy's re-encryption, PROXY protocol and maintenance
+ * page for IPVS, and IPVS's hashing options and quiescing for HAProxy.
+ */
+export function toPoolRequest(values: PoolFormValues, layer: PoolLayer = 'unknown'): PoolRequest {
+  const ipvs = layer === 'ipvs';
+  const tls = !ipvs && values.tls;
+  const hashing = layer !== 'proxy' && usesHashOptions(values.algorithm);
+  return {
+    ...values,
+    tls,
+    tls_ca: tls && values.tls_verify && values.tls_ca ? Number(values.tls_ca) : null,
+    proxy_protocol: ipvs ? 'none' : values.proxy_protocol,
+    maintenance_page: ipvs ? '' : values.maintenance_page,
+    hash_port: hashing && values.hash_port,
+    hash_fallback: hashing && values.hash_fallback,
+    on_failure: layer === 'proxy' ? 'remove' : values.on_failure,
+  };
 }
 
 // --- member ---
 
 const memberLimit = (label: string) => wholeNumber(label, 0, 1_000_000);
 
-export const memberFormSchema = z.object({
-  name: objectName,
-  address: ipAddress,
-  port,
-  weight,
-  state: z.enum(['enabled', 'drain', 'disabled']),
-  backup: z.boolean(),
-  max_connections: memberLimit('connection limit'),
-  max_queue: memberLimit('queue limit'),
-  slowstart_ms: wholeNumber('slow start', 0, 86_400_000),
-});
+export type MemberForwarding = Schemas['MemberForwardingEnum'] | '';
+
+export const MEMBER_FORWARDING: readonly { value: MemberForwarding; label: string }[] = [
+  { value: '', label: "The service's method" },
+  { value: 'nat', label: 'NAT' },
+  { value: 'direct-routing', label: 'Direct routing' },
+  { value: 'tunnel', label: 'IP-in-IP tunnel' },
+];
+
+export const memberFormSchema = z
+  .object({
+    name: objectName,
+    address: ipAddress,
+    port,
+    weight,
+    state: z.enum(['enabled', 'drain', 'disabled']),
+    backup: z.boolean(),
+    max_connections: memberLimit('connection limit'),
+    max_queue: memberLimit('queue limit'),
+    slowstart_ms: wholeNumber('slow start', 0, 86_400_000),
+    min_connections: memberLimit('lower connection threshold'),
+    forwarding: z.enum(['', 'nat', 'direct-routing', 'tunnel']),
+  })
+  .superRefine((member, ctx) => {
+    if (member.min_connections && member.min_connections >= (member.max_connections || 1)) {
+      ctx.addIssue({ code: 'custom', path: ['min_connections'], message: 'Needs Max connections above it.' });
+    }
+  });
 export type MemberFormValues = z.infer<typeof memberFormSchema>;
-export const MEMBER_FORM_FIELDS = ['name', 'address', 'port', 'weight', 'state', 'backup', 'max_connections', 'max_queue', 'slowstart_ms'] as const;
+type MemberFormField = keyof MemberFormValues;
+
+const MEMBER_FIELDS = ['name', 'address', 'port', 'weight', 'state', 'backup', 'max_connections'] as const;
+
+/** The member fields a pool of this layer shows: IPVS has thresholds and per-member methods, HAProxy queues and slow start. */
+export function memberFormFields(layer: PoolLayer = 'unknown'): MemberFormField[] {
+  const proxy: MemberFormField[] = layer === 'ipvs' ? [] : ['max_queue', 'slowstart_ms'];
+  const ipvs: MemberFormField[] = layer === 'proxy' ? [] : ['min_connections', 'forwarding'];
+  return [...MEMBER_FIELDS, ...proxy, ...ipvs];
+}
 
 export function toMemberForm(member?: Member): MemberFormValues {
   return {
@@ -226,11 +317,17 @@ export function toMemberForm(member?: Member): MemberFormValues {
     max_connections: member?.max_connections ?? 0,
     max_queue: member?.max_queue ?? 0,
     slowstart_ms: member?.slowstart_ms ?? 0,
+    min_connections: member?.min_connections ?? 0,
+    forwarding: member?.forwarding ?? '',
   };
 }
 
-export function toMemberRequest(pool: number, values: MemberFormValues): MemberRequest {
-  return { pool, ...values };
+/** The member for a PUT, with what its pool's layer does not use sent off (the API refuses it). */
+export function toMemberRequest(pool: number, values: MemberFormValues, layer: PoolLayer = 'unknown'): MemberRequest {
+  const request = { pool, ...values };
+  if (layer === 'ipvs') return { ...request, max_queue: 0, slowstart_ms: 0 };
+  if (layer === 'proxy') return { ...request, min_connections: 0, forwarding: '' };
+  return request;
 }
 
 /** A change made to a live member at once (HAProxy's runtime API), without applying. */
@@ -241,14 +338,29 @@ export type MemberRuntimeResult = Schemas['MemberRuntimeResult'];
 
 export type CheckType = Schemas['HealthCheckTypeEnum'];
 
-export const CHECK_TYPES: readonly { value: CheckType; label: string }[] = [
+export const CHECK_TYPES: readonly LayerChoice<CheckType>[] = [
   { value: 'tcp', label: 'TCP connect' },
   { value: 'http', label: 'HTTP request' },
   { value: 'https', label: 'HTTPS request' },
-  { value: 'agent', label: 'Agent (load agent on the member)' },
   { value: 'ping', label: 'Ping (ICMP echo)' },
+  { value: 'agent', label: 'Agent (load agent on the member)', only: 'proxy' },
+  { value: 'dns', label: 'DNS query (layer 4)', only: 'ipvs' },
+  { value: 'script', label: 'Script on the balancer (layer 4)', only: 'ipvs' },
 ];
 export const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST'] as const;
+export const DNS_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'] as const;
+
+export const checkTypeChoices = (layer: PoolLayer) => choicesFor(CHECK_TYPES, layer);
+
+export const BODY_MATCH: readonly LayerChoice<Schemas['ExpectBodyMatchEnum']>[] = [
+  { value: 'string', label: 'contains' },
+  { value: 'regex', label: 'matches regex' },
+  { value: 'digest', label: 'MD5 digest is (layer 4)', only: 'ipvs' },
+];
+
+/** Body matches for this layer, flat: the layer-4 one says so in its label. */
+export const bodyMatchChoices = (layer: PoolLayer) =>
+  BODY_MATCH.filter((choice) => !choice.only || layer !== 'proxy').map(({ value, label }) => ({ value, label }));
 
 export const isHttpCheck = (type: CheckType) => type === 'http' || type === 'https';
 
@@ -256,23 +368,33 @@ const intervalMs = (label: string) => wholeNumber(label, 100, 3_600_000);
 
 export const healthCheckFormSchema = z
   .object({
-    type: z.enum(['tcp', 'http', 'https', 'agent', 'ping']),
+    type: z.enum(['tcp', 'http', 'https', 'agent', 'ping', 'dns', 'script']),
     method: z.enum(CHECK_METHODS),
     path: z.string().trim(),
     expected_status: z.number({ error: 'Enter the expected status.' }),
     host: z.string().trim().max(253, 'At most 253 characters.'),
     expect_body: z.string(),
-    expect_body_match: z.enum(['string', 'regex']),
+    expect_body_match: z.enum(['string', 'regex', 'digest']),
     agent_port: z.number({ error: 'Enter the agent port.' }),
     interval_ms: intervalMs('interval'),
     timeout_ms: intervalMs('timeout'),
     rise: wholeNumber('rise count', 1, 100),
     fall: wholeNumber('fall count', 1, 100),
+    retry_interval_ms: wholeNumber('retry delay', 0, 3_600_000),
+    alpha: z.boolean(),
+    omega: z.boolean(),
+    dns_type: z.enum(DNS_TYPES),
+    dns_name: z.string().trim(),
+    script: z.string().trim(),
+    script_dynamic: z.boolean(),
   })
   .superRefine((values, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (values.timeout_ms > values.interval_ms) issue('timeout_ms', 'The timeout must not exceed the interval.');
+    if (values.retry_interval_ms && values.retry_interval_ms < 100) issue('retry_interval_ms', 'The retry delay must be 0 (the interval) or at least 100 ms.');
     if (values.type === 'agent' && !port.safeParse(values.agent_port).success) issue('agent_port', 'The agent port must be between 1 and 65535.');
+    if (values.type === 'dns' && !DNS_NAME_PATTERN.test(values.dns_name)) issue('dns_name', "A domain name such as www.example.com, or '.'.");
+    if (values.type === 'script' && !CHECK_SCRIPT_PATTERN.test(values.script)) issue('script', values.script ? CHECK_SCRIPT_HELP : 'Enter the command.');
     if (!isHttpCheck(values.type)) return;
     if (!HTTP_PATH_PATTERN.test(values.path)) issue('path', "An absolute path such as /health (no spaces, quotes, '#', '$' or backslashes).");
     const status = values.expected_status;
@@ -280,16 +402,24 @@ export const healthCheckFormSchema = z
     if (values.host && !HOST_PATTERN.test(values.host)) issue('host', 'Enter a DNS host name such as www.example.com, or leave it empty.');
     if (values.expect_body && values.method === 'HEAD') issue('expect_body', 'A HEAD request has no body to match; use GET.');
     if (values.expect_body && values.expect_body_match === 'string' && !TEXT_PATTERN.test(values.expect_body)) issue('expect_body', TEXT_HELP);
+    if (values.expect_body_match === 'digest' && !DIGEST_PATTERN.test(values.expect_body)) issue('expect_body', DIGEST_HELP);
   });
 export type HealthCheckFormValues = z.infer<typeof healthCheckFormSchema>;
 
-const COMMON_CHECK_FIELDS = ['type', 'interval_ms', 'timeout_ms', 'rise', 'fall'] as const;
-const HTTP_CHECK_FIELDS = ['method', 'path', 'expected_status', 'host', 'expect_body', 'expect_body_match'] as const;
+type CheckField = keyof HealthCheckFormValues;
+const COMMON_CHECK_FIELDS = ['type', 'interval_ms', 'timeout_ms', 'rise', 'fall', 'retry_interval_ms'] as const;
+const TYPE_FIELDS: Partial<Record<CheckType, readonly CheckField[]>> = {
+  http: ['method', 'path', 'expected_status', 'host', 'expect_body', 'expect_body_match'],
+  https: ['method', 'path', 'expected_status', 'host', 'expect_body', 'expect_body_match'],
+  agent: ['agent_port'],
+  dns: ['dns_type', 'dns_name'],
+  script: ['script', 'script_dynamic'],
+};
 
-/** The fields the health-check form shows for this type. */
-export function healthCheckFormFields(type: CheckType): (keyof HealthCheckFormValues)[] {
-  if (isHttpCheck(type)) return [...COMMON_CHECK_FIELDS, ...HTTP_CHECK_FIELDS];
-  return type === 'agent' ? [...COMMON_CHECK_FIELDS, 'agent_port'] : [...COMMON_CHECK_FIELDS];
+/** The fields the health-check form shows for this type on a pool of this layer. */
+export function healthCheckFormFields(type: CheckType, layer: PoolLayer = 'unknown'): CheckField[] {
+  const keepalived: CheckField[] = layer === 'proxy' ? [] : ['alpha', 'omega'];
+  return [...COMMON_CHECK_FIELDS, ...(TYPE_FIELDS[type] ?? []), ...keepalived];
 }
 
 export function toHealthCheckForm(check?: HealthCheck | null): HealthCheckFormValues {
@@ -306,12 +436,19 @@ export function toHealthCheckForm(check?: HealthCheck | null): HealthCheckFormVa
     timeout_ms: check?.timeout_ms ?? 1000,
     rise: check?.rise ?? 2,
     fall: check?.fall ?? 3,
+    retry_interval_ms: check?.retry_interval_ms ?? 0,
+    alpha: check?.alpha ?? false,
+    omega: check?.omega ?? false,
+    dns_type: check?.dns_type ?? 'SOA',
+    dns_name: check?.dns_name ?? '.',
+    script: check?.script ?? '',
+    script_dynamic: check?.script_dynamic ?? false,
   };
 }
 
 /** Settings of other types are left out, so the stored ones are kept for later. */
-export function toHealthCheckRequest(pool: number, values: HealthCheckFormValues): HealthCheckRequest {
-  const fields = healthCheckFormFields(values.type);
+export function toHealthCheckRequest(pool: number, values: HealthCheckFormValues, layer: PoolLayer = 'unknown'): HealthCheckRequest {
+  const fields = healthCheckFormFields(values.type, layer);
   const picked = Object.fromEntries(fields.map((field) => [field, values[field]]));
   return { pool, ...picked } as HealthCheckRequest;
 }
@@ -327,6 +464,10 @@ export function describeHealthCheck(check: HealthCheck | null | undefined): stri
       return `agent on port ${check.agent_port}, ${every}`;
     case 'ping':
       return `ping, ${every}`;
+    case 'dns':
+      return `DNS ${check.dns_type ?? 'SOA'} ${check.dns_name ?? '.'}, ${every}`;
+    case 'script':
+      return `script ${(check.script ?? '').split(' ')[0]?.split('/').pop() ?? ''}, ${every}`;
     default:
       return `TCP connect, ${every}`;
   }

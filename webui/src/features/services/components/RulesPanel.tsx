@@ -10,6 +10,7 @@ import {
   type PoolChoice,
   type Rule,
   type RuleFormValues,
+  isHttpProtocol,
   toRuleForm,
   toRuleRequest,
   type VirtualService,
@@ -118,7 +119,7 @@ export function RulesPanel({ service, pools }: { service: VirtualService; pools:
   const rules = useRules(service.id);
   const [editingId, setEditingId] = useState<number | null>(null);
   const editing = rules.data?.find((rule) => rule.id === editingId);
-  const layer7 = service.protocol !== 'tcp';
+  const layer7 = isHttpProtocol(service.protocol);
   return (
     <Panel title="Rules">
       <p className="muted">

@@ -160,4 +160,109 @@ describe('ServiceForm', () => {
     expect(screen.getByRole('group', { name: 'SNI certificates' })).toHaveAccessibleDescription(/Invalid pk "99"/);
     expect(screen.queryByRole('alert')).not.toBeInTheDocument();
   });
+
+  describe('forwarding', () => {
+    const protocolNames = () => within(screen.getByRole('combobox', { name: 'Protocol' })).getAllByRole('option').map((option) => option.textContent);
+
+    it('offers TCP and UDP, a port range and hides HAProxy sections for an IPVS method; back again for proxy', async () => {
+      const { user } = renderForm();
+      const forwarding = screen.getByRole('combobox', { name: 'Forwarding' });
+      expect(forwarding).toHaveValue('proxy');
+      expect(protocolNames()).toEqual(['HTTP (layer 7)', 'HTTPS (TLS offload, layer 7)', 'TCP (layer 4 proxy)']);
+      expect(screen.queryByRole('spinbutton', { name: 'Last port' })).not.toBeInTheDocument();
+
+      await user.selectOptions(forwarding, 'nat');
+      expect(forwarding).toHaveAccessibleDescription(/default gateway must be the balancer/);
+      expect(protocolNames()).toEqual(['TCP', 'UDP']);
+      expect(screen.getByRole('combobox', { name: 'Protocol' })).toHaveValue('tcp');
+      expect(screen.getByRole('spinbutton', { name: 'Last port' })).toHaveValue(0);
+      for (const section of ['Protection', 'Timeouts', 'Error pages', 'TLS']) {
+        expect(screen.queryByRole('group', { name: section })).not.toBeInTheDocument();
+      }
+      expect(screen.queryByRole('checkbox', { name: 'Redirect every request to HTTPS' })).not.toBeInTheDocument();
+      expect(screen.queryByRole('checkbox', { name: 'One-packet scheduling' })).not.toBeInTheDocument();
+
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Protocol' }), 'udp');
+      expect(screen.getByRole('checkbox', { name: 'One-packet scheduling' })).toBeInTheDocument();
+      await user.selectOptions(forwarding, 'direct-routing');
+      expect(forwarding).toHaveAccessibleDescription(/VIP on its loopback/);
+      expect(screen.getByRole('combobox', { name: 'Protocol' })).toHaveValue('udp');
+
+      await user.selectOptions(forwarding, 'proxy');
+      expect(screen.getByRole('combobox', { name: 'Protocol' })).toHaveValue('tcp');
+      expect(screen.queryByRole('spinbutton', { name: 'Last port' })).not.toBeInTheDocument();
+      expect(screen.getByRole('group', { name: 'Protection' })).toBeInTheDocument();
+    });
+
+    it('sends none of the HAProxy settings left behind, even invalid ones, once NAT is chosen', async () => {
+      const { user, onSubmit } = renderForm();
+      await fillValid(user);
+      await user.type(screen.getByRole('textbox', { name: 'Allowed sources' }), '10.0.0.0/8');
+      await user.type(screen.getByRole('textbox', { name: 'Denied sources' }), 'not-an-ip');
+      await user.type(screen.getByRole('spinbutton', { name: 'Connections per source' }), '5');
+      await user.click(screen.getByRole('checkbox', { name: 'Compress responses' }));
+      await user.click(screen.getByRole('checkbox', { name: 'Redirect every request to HTTPS' }));
+      await user.click(screen.getByRole('button', { name: 'Add error page' }));
+
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Forwarding' }), 'nat');
+      const port = screen.getByRole('spinbutton', { name: 'Port' });
+      await user.clear(port);
+      await user.type(port, '8000');
+      const last = screen.getByRole('spinbutton', { name: 'Last port' });
+      await user.clear(last);
+      await user.type(last, '8099');
+      await user.click(screen.getByRole('button', { name: 'Create virtual service' }));
+
+      expect(onSubmit).toHaveBeenCalledTimes(1);
+      const request = toServiceRequest(onSubmit.mock.calls[0]?.[0]);
+      expect(request).toEqual(
+        expect.objectContaining({
+          forwarding: 'nat', protocol: 'tcp', port: 8000, port_end: 8099, one_packet_scheduling: false,
+          allow_cidrs: [], deny_cidrs: [], conn_limit: 0, max_connections: 0, rate_limit_requests: 0, max_body_bytes: 0,
+          compression: false, redirect_https: false, error_pages: [], default_certificate: null, sni_certificates: [], client_ca: null,
+          client_auth: 'none', hsts_max_age_s: 0,
+        }),
+      );
+    });
+
+    it('sends no port range or one-packet scheduling for a proxied service', () => {
+      const values = { ...emptyServiceForm(), name: 'web', vip: '10.0.0.1', default_pool: '3', port_end: 90, one_packet_scheduling: true };
+      expect(toServiceRequest(values)).toEqual(expect.objectContaining({ forwarding: 'proxy', port_end: 0, one_packet_scheduling: false }));
+      const udp = { ...values, forwarding: 'nat' as const, protocol: 'udp' as const };
+      expect(toServiceRequest(udp)).toEqual(expect.objectContaining({ port_end: 90, one_packet_scheduling: true }));
+      expect(toServiceRequest({ ...udp, protocol: 'tcp' })).toEqual(expect.objectContaining({ one_packet_scheduling: false }));
+    });
+
+    it('refuses a last port below the first before sending', async () => {
+      const { user, onSubmit } = renderForm();
+      await fillValid(user);
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Forwarding' }), 'tunnel');
+      await user.type(screen.getByRole('spinbutton', { name: 'Last port' }), '7');
+      await user.click(screen.getByRole('button', { name: 'Create virtual service' }));
+      expect(screen.getByRole('spinbutton', { name: 'Last port' })).toHaveAccessibleDescription(/must be above the first/);
+      expect(onSubmit).not.toHaveBeenCalled();
+    });
+
+    it('puts what the method does to the pool next to Forwarding and Pool; other pools stay above the form', async () => {
+      const onSubmit = vi.fn().mockRejectedValue(
+        new ApiError(400, {
+          non_field_errors: [
+            "pools/web/members/s1/port: direct-routing cannot change the port: use 80 (the port of virtual service 'web') or nat",
+            'pools/web/persistence/type: IPVS persistence is by source address: none or source',
+            'pools/api/algorithm: never-queue is an IPVS scheduler',
+          ],
+        }),
+      );
+      const { user } = renderForm(onSubmit);
+      await fillValid(user);
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Forwarding' }), 'direct-routing');
+      await user.click(screen.getByRole('button', { name: 'Create virtual service' }));
+
+      const forwarding = await screen.findByRole('combobox', { name: 'Forwarding' });
+      expect(forwarding).toHaveAttribute('aria-invalid', 'true');
+      expect(forwarding).toHaveAccessibleDescription(/^member s1 \/ port: direct-routing cannot change the port: use 80/);
+      expect(screen.getByRole('combobox', { name: 'Pool' })).toHaveAccessibleDescription(/^persistence \/ type: IPVS persistence is by source address/);
+      expect(screen.getByRole('alert')).toHaveTextContent('pools/api/algorithm: never-queue is an IPVS scheduler');
+    });
+  });
 });

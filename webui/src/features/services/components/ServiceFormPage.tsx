@@ -2,9 +2,10 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
 import { Alert, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
 import { useCertificateChoices, usePoolChoices, useSaveService, useService } from '../hooks/useServices';
-import { emptyServiceForm, type ServiceFormValues, toServiceForm, toServiceRequest } from '../types';
+import { emptyServiceForm, isIpvs, type ServiceFormValues, toServiceForm, toServiceRequest } from '../types';
 import { RulesPanel } from './RulesPanel';
 import { ServiceForm } from './ServiceForm';
+import { ServiceWarnings } from './ServiceWarnings';
 
 const breadcrumb = <Link to="/services">Virtual services</Link>;
 
@@ -72,6 +73,7 @@ export function EditServicePage() {
       {error ? <ErrorState error={error} onRetry={() => void Promise.all([service.refetch(), choices.refetch()])} /> : null}
       {service.data && choices.pools && choices.certificates ? (
         <div className="stack">
+          <ServiceWarnings service={service.data} />
           <Panel title="Settings">
             {saved ? <Alert tone="success">Virtual service saved.</Alert> : null}
             <ServiceForm
@@ -83,7 +85,8 @@ export function EditServicePage() {
               onSubmit={onSubmit}
             />
           </Panel>
-          <RulesPanel service={service.data} pools={choices.pools} />
+          {/* Content switching is HAProxy's: an IPVS service forwards packets, not requests. */}
+          {isIpvs(service.data.forwarding) ? null : <RulesPanel service={service.data} pools={choices.pools} />}
         </div>
       ) : null}
     </>

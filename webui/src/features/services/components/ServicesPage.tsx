@@ -3,7 +3,8 @@ import { Alert, Badge, ButtonLink, ConfirmButton, EmptyState, ErrorState, Loadin
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
 import { useDeleteService, usePoolChoices, useServices } from '../hooks/useServices';
-import type { PoolChoice, VirtualService } from '../types';
+import { forwardingLabel, type PoolChoice, type VirtualService } from '../types';
+import { ServiceWarnings } from './ServiceWarnings';
 
 function poolName(pools: readonly PoolChoice[] | undefined, id: number): string {
   return pools?.find((pool) => pool.id === id)?.name ?? `#${id}`;
@@ -16,9 +17,13 @@ function ServiceRow({ service, pools }: { service: VirtualService; pools?: reado
       <th scope="row">
         <Link to={`/services/${service.id}`}>{service.name}</Link>
         {service.description ? <div className="cell-note">{service.description}</div> : null}
+        <ServiceWarnings service={service} compact />
       </th>
-      <td className="mono">{formatEndpoint(service.vip, service.port)}</td>
-      <td>{service.protocol?.toUpperCase()}</td>
+      <td className="mono">{formatEndpoint(service.vip, service.port, service.port_end)}</td>
+      <td>
+        {service.protocol?.toUpperCase()}
+        <div className="cell-note">{forwardingLabel(service.forwarding)}</div>
+      </td>
       <td>
         <Link to={`/pools/${service.default_pool}`}>{poolName(pools, service.default_pool)}</Link>
       </td>

@@ -1,2 +1,3 @@
+export * from './forwarding';
 export * from './rule';
 export * from './service';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Schemas } from '@/lib/api';
+import { isHttpProtocol, isIpvs } from './forwarding';
 import {
   cidrLines,
   description,
@@ -16,18 +17,11 @@ import {
 
 export type VirtualService = Schemas['VirtualService'];
 export type VirtualServiceRequest = Schemas['VirtualServiceRequest'];
-export type Protocol = Schemas['ProtocolEnum'];
 export type ErrorPageStatus = Schemas['StatusEnum'];
 /** What the form needs to know about a pool to offer it. */
 export type PoolChoice = Pick<Schemas['Pool'], 'id' | 'name'>;
 /** What the form needs to know about a certificate to offer it. */
 export type CertificateChoice = Pick<Schemas['Certificate'], 'id' | 'name' | 'has_key' | 'is_ca'>;
-
-export const PROTOCOLS: readonly { value: Protocol; label: string }[] = [
-  { value: 'http', label: 'HTTP (layer 7)' },
-  { value: 'https', label: 'HTTPS (TLS offload, layer 7)' },
-  { value: 'tcp', label: 'TCP (layer 4 proxy)' },
-];
 
 export const TLS_POLICIES = [
   { value: 'modern', label: 'Modern (TLS 1.3 only)' },
@@ -63,13 +57,16 @@ const errorPageSchema = z.object({
   body: z.string().min(1, 'Enter the page.').max(65_536, 'At most 65536 characters.'),
 });
 
-export const serviceFormSchema = z
+const serviceFieldsSchema = z
   .object({
     // listener
     name: objectName,
     vip: ipAddress,
     port,
-    protocol: z.enum(['http', 'https', 'tcp']),
+    port_end: wholeNumber('last port', 0, 65535),
+    forwarding: z.enum(['proxy', 'nat', 'direct-routing', 'tunnel']),
+    protocol: z.enum(['http', 'https', 'tcp', 'udp']),
+    one_packet_scheduling: z.boolean(),
     default_pool: z.string().min(1, 'Choose the pool that serves this virtual service.'),
     enabled: z.boolean(),
     description,
@@ -100,6 +97,13 @@ export const serviceFormSchema = z
     error_pages: z.array(errorPageSchema),
   })
   .superRefine((values, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (isIpvs(values.forwarding)) {
+      if (values.protocol !== 'tcp' && values.protocol !== 'udp') issue('protocol', 'IPVS forwards TCP or UDP.');
+      if (values.port_end && values.port_end <= values.port) issue('port_end', 'The last port must be above the first, or 0 for one port.');
+      return;
+    }
+    if (values.protocol === 'udp') issue('protocol', 'UDP is forwarded by IPVS: choose NAT, direct routing or tunnel.');
     if (values.protocol !== 'https') return;
     if (!values.default_certificate) {
       ctx.addIssue({ code: 'custom', path: ['default_certificate'], message: 'An HTTPS service needs a certificate.' });
@@ -113,10 +117,20 @@ export const serviceFormSchema = z
       seen.add(page.status);
     });
   });
-export type ServiceFormValues = z.infer<typeof serviceFormSchema>;
+export type ServiceFormValues = z.infer<typeof serviceFieldsSchema>;
+
+/**
+ * The form's rules. Settings the chosen forwarding does not use are hidden: they go back to
+ * their defaults before validation, so a value left behind in a hidden field neither blocks
+ * the form nor reaches the API (which refuses HAProxy settings on IPVS services and layer-4
+ * ones on proxied services).
+ */
+export const serviceFormSchema = z.preprocess((raw: ServiceFormValues) => applicableSettings(raw), serviceFieldsSchema);
 export type ErrorPageFormValues = ServiceFormValues['error_pages'][number];
 
-const LISTENER_FIELDS = ['name', 'vip', 'port', 'protocol', 'default_pool', 'enabled', 'description', 'redirect_https'] as const;
+const LISTENER_FIELDS = [
+  'name', 'vip', 'port', 'port_end', 'forwarding', 'protocol', 'one_packet_scheduling', 'default_pool', 'enabled', 'description', 'redirect_https',
+] as const;
 const TLS_FIELDS = ['default_certificate', 'sni_certificates', 'tls_policy', 'client_auth', 'client_ca', 'alpn_h2', 'hsts_max_age_s'] as const;
 const PROTECTION_FIELDS = [
   'allow_cidrs', 'deny_cidrs', 'rate_limit_requests', 'rate_limit_period_s', 'conn_limit', 'max_connections', 'max_body_bytes',
@@ -127,10 +141,18 @@ const TIMEOUT_FIELDS = ['client_timeout_ms', 'http_request_timeout_ms', 'keep_al
 export type ServiceFormField = (typeof SERVICE_FORM_FIELDS)[number] | 'error_pages' | `error_pages.${number}.${'status' | 'content_type' | 'body'}`;
 export const SERVICE_FORM_FIELDS = [...LISTENER_FIELDS, ...TLS_FIELDS, ...PROTECTION_FIELDS, ...TIMEOUT_FIELDS] as const;
 
+/** HAProxy's settings: what an IPVS (layer 4) service leaves at its defaults. */
+const PROXY_ONLY_FIELDS = ['redirect_https', ...TLS_FIELDS, ...PROTECTION_FIELDS, ...TIMEOUT_FIELDS, 'error_pages'] as const;
+const IPVS_FIELDS = ['name', 'vip', 'port', 'port_end', 'forwarding', 'protocol', 'default_pool', 'enabled', 'description'] as const;
+
+type ShownBy = Pick<ServiceFormValues, 'forwarding' | 'protocol'> & { error_pages: readonly unknown[] };
+
 /** The fields the form shows for these values (server messages for hidden ones go above the form). */
-export function serviceFormFields(protocol: Protocol, pages: number): ServiceFormField[] {
+export function serviceFormFields(values: ShownBy): ServiceFormField[] {
+  const { forwarding, protocol } = values;
+  if (isIpvs(forwarding)) return protocol === 'udp' ? [...IPVS_FIELDS, 'one_packet_scheduling'] : [...IPVS_FIELDS];
   const https = protocol === 'https';
-  const http = protocol !== 'tcp';
+  const http = isHttpProtocol(protocol);
   const hiddenUnlessHttp = new Set<string>([
     'rate_limit_requests', 'rate_limit_period_s', 'max_body_bytes', 'compression', 'compression_types', 'forwarded',
     'http_request_timeout_ms', 'keep_alive_timeout_ms',
@@ -139,19 +161,34 @@ export function serviceFormFields(protocol: Protocol, pages: number): ServiceFor
     (field) =>
       (https || !(TLS_FIELDS as readonly string[]).includes(field)) &&
       (http || !hiddenUnlessHttp.has(field)) &&
-      (protocol === 'http' || field !== 'redirect_https'),
+      (protocol === 'http' || field !== 'redirect_https') &&
+      field !== 'port_end' &&
+      field !== 'one_packet_scheduling',
   );
   if (!http) return fields;
-  const rows = Array.from({ length: pages }, (_, i) => [`error_pages.${i}.status`, `error_pages.${i}.content_type`, `error_pages.${i}.body`] as const);
+  const rows = Array.from({ length: values.error_pages.length }, (_, i) => [`error_pages.${i}.status`, `error_pages.${i}.content_type`, `error_pages.${i}.body`] as const);
   return [...fields, 'error_pages', ...rows.flat()];
 }
 
 /**
  * The compiler names error pages by status (`error_pages/404/body`) and the rate limit as
  * one object (`rate_limit/period_s`); the form has rows and two fields.
+ *
+ * A problem the service's settings cause in its pool comes back about the pool
+ * (`pools/web/members/s1/port: direct-routing cannot change the port`): a member's port or
+ * address goes next to Forwarding (the method decides what they may be), anything else
+ * about the pool next to Pool.
  */
-export function translateServicePath(path: string[], values: ServiceFormValues): string[] {
+export function translateServicePath(path: string[], values: ServiceFormValues, pools: readonly PoolChoice[] = []): string[] {
   const [field, key, ...rest] = path;
+  if (field === 'non_field_errors' && key === 'pools') {
+    const [pool, part, member, memberField, ...more] = rest;
+    if (pool !== pools.find((choice) => String(choice.id) === values.default_pool)?.name) return path;
+    if (part === 'members' && member && (memberField === 'port' || memberField === 'address') && more.length === 0) {
+      return ['forwarding', `member ${member}`, memberField];
+    }
+    return part ? ['default_pool', ...rest.slice(1)] : ['default_pool'];
+  }
   if (field === 'error_pages' && key !== undefined) {
     const row = values.error_pages.findIndex((page) => page.status === key);
     if (row >= 0 && rest.length > 0) return ['error_pages', String(row), ...rest];
@@ -164,7 +201,8 @@ export function translateServicePath(path: string[], values: ServiceFormValues):
 
 export function emptyServiceForm(): ServiceFormValues {
   return {
-    name: '', vip: '', port: 80, protocol: 'http', default_pool: '', enabled: true, description: '', redirect_https: false,
+    name: '', vip: '', port: 80, port_end: 0, forwarding: 'proxy', protocol: 'http', one_packet_scheduling: false,
+    default_pool: '', enabled: true, description: '', redirect_https: false,
     default_certificate: '', sni_certificates: [], tls_policy: 'intermediate', client_auth: 'none', client_ca: '', alpn_h2: true,
     hsts_max_age_s: 0,
     allow_cidrs: '', deny_cidrs: '', rate_limit_requests: 0, rate_limit_period_s: 10, conn_limit: 0, max_connections: 0,
@@ -189,7 +227,10 @@ export function toServiceForm(service: VirtualService): ServiceFormValues {
     name: service.name,
     vip: service.vip,
     port: service.port,
+    port_end: service.port_end ?? 0,
+    forwarding: service.forwarding ?? 'proxy',
     protocol: service.protocol ?? 'http',
+    one_packet_scheduling: service.one_packet_scheduling ?? false,
     default_pool: String(service.default_pool),
     enabled: service.enabled ?? true,
     description: service.description ?? '',
@@ -219,18 +260,35 @@ export function toServiceForm(service: VirtualService): ServiceFormValues {
 }
 
 /**
- * The whole virtual service for a PUT. Settings that do not apply to the protocol are sent
- * off (the compiler refuses TLS settings on plain HTTP, and HTTP-only ones on TCP).
+ * The values with what the forwarding method does not use put back to its defaults: an
+ * IPVS service has none of HAProxy's settings (TLS, protection, timeouts, error pages), a
+ * proxied one no port range or one-packet scheduling (UDP only).
  */
-export function toServiceRequest(values: ServiceFormValues): VirtualServiceRequest {
+export function applicableSettings(values: ServiceFormValues): ServiceFormValues {
+  if (!isIpvs(values.forwarding)) return { ...values, port_end: 0, one_packet_scheduling: false };
+  const defaults = emptyServiceForm();
+  const proxyDefaults = Object.fromEntries(PROXY_ONLY_FIELDS.map((field) => [field, defaults[field]]));
+  return { ...values, ...proxyDefaults, one_packet_scheduling: values.protocol === 'udp' && values.one_packet_scheduling };
+}
+
+/**
+ * The whole virtual service for a PUT. Settings that do not apply to the forwarding method
+ * or protocol are sent off (the compiler refuses TLS settings on plain HTTP, HTTP-only ones
+ * on TCP, HAProxy's on IPVS services and layer-4 ones on proxied services).
+ */
+export function toServiceRequest(form: ServiceFormValues): VirtualServiceRequest {
+  const values = applicableSettings(form);
   const https = values.protocol === 'https';
-  const http = values.protocol !== 'tcp';
+  const http = isHttpProtocol(values.protocol);
   const id = (value: string) => (value ? Number(value) : null);
   return {
     name: values.name,
     vip: values.vip,
     port: values.port,
+    port_end: values.port_end,
+    forwarding: values.forwarding,
     protocol: values.protocol,
+    one_packet_scheduling: values.one_packet_scheduling,
     enabled: values.enabled,
     default_pool: Number(values.default_pool),
     description: values.description,

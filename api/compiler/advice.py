@@ -1,0 +1,73 @@
+"""Warnings about a snapshot: settings that compile but will probably not work as meant.
+
+Unlike ``verify`` these never block a change: the compiler cannot see the network, so they
+are judged from what the nodes report (their interfaces' networks and, per IPVS service,
+the scheduler the kernel runs). Pure: the caller passes the reports in.
+"""
+
+import ipaddress
+from collections import defaultdict
+
+from compiler.tokens import IPVS_SCHEDULER
+
+
+def _networks(cidrs):
+    nets = []
+    for cidr in cidrs:
+        try:
+            nets.append(ipaddress.ip_interface(cidr).network)
+        except ValueError:
+            continue
+    return nets
+
+
+def _on(address, nets):
+    ip = ipaddress.ip_address(address)
+    return any(ip.version == n.version and ip in n for n in nets)
+
+
+def _member_warnings(service, pool, node, nets):
+    out = []
+    for m in pool.members:
+        if m.state == "disabled":
+            continue
+        method = m.forwarding or service.forwarding
+        if method == "nat" and not _on(m.address, nets):
+            out.append(
+                f"member {pool.name}/{m.name} ({m.address}) is on no network of node {node}: NAT works only "
+                "when its replies are routed back through the balancer (its gateway must be the balancer)."
+            )
+        elif method == "direct-routing" and not _on(m.address, nets):
+            out.append(
+                f"member {pool.name}/{m.name} ({m.address}) is not on a network node {node} is attached to: "
+                "direct routing needs the members on the balancer's own subnet (use tunnel across subnets)."
+            )
+    return out
+
+
+def service_warnings(snap, nodes):
+    """{service name: [message]} for ``snap``; ``nodes`` maps node name to
+    ``{"networks": ["10.0.0.1/24", ...], "ipvs": [{"name", "scheduler_wanted", "scheduler_in_force", "message"}]}``."""
+    warnings = defaultdict(list)
+    for service in snap.virtual_services:
+        pool = snap.pool(service.default_pool)
+        if not service.ipvs or pool is None:
+            continue
+        for node, report in sorted(nodes.items()):
+            nets = _networks(report.get("networks") or [])
+            if nets:
+                warnings[service.name] += _member_warnings(service, pool, node, nets)
+            for status in report.get("ipvs") or []:
+                wanted, in_force = status.get("scheduler_wanted"), status.get("scheduler_in_force")
+                if status.get("name") == service.name and wanted != in_force:
+                    why = status.get("message", "")
+                    warnings[service.name].append(f"node {node} runs scheduler {in_force} instead of {wanted}: {why}")
+        check = pool.health_check
+        if check is not None and check.rise > 1:
+            warnings[service.name].append(
+                f"pool {pool.name}: keepalived brings a member back after its first good check; rise {check.rise} "
+                "applies to HAProxy pools only."
+            )
+        if IPVS_SCHEDULER.get(pool.algorithm) == "dllc" and not nodes:
+            warnings[service.name].append("dynamic-least-load needs the ip_vs_dllc module on the nodes.")
+    return {name: found for name, found in warnings.items() if found}

@@ -1,0 +1,241 @@
+"""Render a verified snapshot's layer-4 services into keepalived's files. Pure: no I/O.
+
+- ``keepalived.conf``: one ``virtual_server`` per enabled IPVS service, its members as
+  real servers with their health checks, the IPVS sync daemon in ``global_defs``.
+- ``keepalived.d/ipvs.json``: every virtual server with the kernel scheduler the operator
+  chose. keepalived only accepts its own list of schedulers, so for ``dllc`` the file names
+  a fallback and the node agent sets the kernel scheduler itself, and keeps it set.
+- ``keepalived.d/fulcrum.nft``: firewall marks for port-range services (IPVS matches a
+  range only as a firewall-mark service). Only present when a range service exists.
+
+Nothing is rendered for a snapshot without IPVS services or sync settings.
+"""
+
+import ipaddress
+import json
+import re
+import zlib
+from decimal import Decimal
+from functools import cache
+
+import jinja2
+
+from compiler.errors import VerifyError
+from compiler.tokens import HASH_SCHEDULERS, IPVS_METHOD, IPVS_SCHEDULER, KEEPALIVED_FALLBACK, KEEPALIVED_SCHEDULERS
+from compiler.verify import verify
+
+# keepalived words: what may stand unquoted (names, addresses, host names).
+_KEEPALIVED_WORD = re.compile(r"\A[A-Za-z0-9_.:/@-]+\Z")
+# Inside double quotes keepalived still treats these specially; verify refuses them.
+_KEEPALIVED_UNSAFE = re.compile(r"[\x00-\x1f\x7f!#$\"'\\{}]")
+CHECK_BLOCKS = {
+    "tcp": "TCP_CHECK",
+    "http": "HTTP_GET",
+    "https": "SSL_GET",
+    "ping": "PING_CHECK",
+    "dns": "DNS_CHECK",
+    "script": "MISC_CHECK",
+}
+_MARK_BASE = 0x46000000  # 'F' in the top byte keeps Fulcrum's marks apart from others'
+
+
+def keepalived_word(value):
+    """Jinja filter: an unquoted keepalived word, refused if it could change the parse."""
+    text = str(value)
+    if not _KEEPALIVED_WORD.match(text):
+        raise ValueError(f"refusing to render {text!r} into keepalived.conf")
+    return text
+
+
+def keepalived_quote(value):
+    """Jinja filter: a double-quoted keepalived string, refused if it holds special characters."""
+    text = str(value)
+    if not text or _KEEPALIVED_UNSAFE.search(text):
+        raise ValueError(f"refusing to render {text!r} into keepalived.conf")
+    return f'"{text}"'
+
+
+@cache
+def _environment():
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("compiler", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["kword"] = keepalived_word
+    env.filters["kquote"] = keepalived_quote
+    return env
+
+
+def seconds(ms):
+    """keepalived timers are seconds with decimals: 1500 -> "1.5"."""
+    return format(Decimal(ms) / 1000, "f").rstrip("0").rstrip(".") if ms % 1000 else str(ms // 1000)
+
+
+def _literal_regex(text):
+    """A regex matching ``text`` literally, without backslashes (keepalived's parser eats them)."""
+    return "".join(f"[{c}]" if c in ".[]()*+?|^" else c for c in text)
+
+
+def firewall_mark(service):
+    """A stable mark for a port-range service, from what it matches (not from its name)."""
+    key = f"{service.protocol} {service.vip} {service.port}-{service.port_end}"
+    return _MARK_BASE | (zlib.crc32(key.encode()) & 0xFFFFFF)
+
+
+def _check(pool, fwmark):
+    check = pool.health_check
+    if check is None:
+        return None
+    context = {
+        "type": check.type,
+        "block": CHECK_BLOCKS[check.type],
+        "delay_loop": seconds(check.interval_ms),
+        "timeout": seconds(check.timeout_ms),
+        # keepalived fails a server after 1 + retry failed checks: HAProxy's fall.
+        "retry": check.fall - 1,
+        "retry_delay": seconds(check.retry_interval_ms or check.interval_ms),
+        "alpha": check.alpha,
+        "omega": check.omega,
+        "path": check.path,
+        "status": check.expected_status,
+        "host": check.host,
+        "sni": check.type == "https" and bool(check.host),
+        "digest": check.expect_body if check.expect_body_match == "digest" else "",
+        "regex": "",
+        "dns_type": check.dns_type,
+        "dns_name": check.dns_name,
+        "script": check.script,
+        "misc_timeout": max(1, -(-check.timeout_ms // 1000)),
+        "dynamic": check.script_dynamic,
+    }
+    if check.expect_body and check.expect_body_match == "regex":
+        context["regex"] = check.expect_body
+    elif check.expect_body and check.expect_body_match == "string":
+        context["regex"] = _literal_regex(check.expect_body)
+    return context
+
+
+def _persistence(pool, vip):
+    p = pool.persistence
+    if p.type != "source":
+        return None
+    if vip.version == 4:
+        granularity = str(ipaddress.ip_network(f"0.0.0.0/{p.ipv4_mask}").netmask) if p.ipv4_mask != 32 else ""
+    else:
+        granularity = str(p.ipv6_mask) if p.ipv6_mask != 128 else ""
+    return {"timeout": p.timeout_s, "granularity": granularity}
+
+
+def _virtual_server(service, pool, mark):
+    vip = ipaddress.ip_address(service.vip)
+    scheduler = IPVS_SCHEDULER[pool.algorithm]
+    flags = []
+    if scheduler in HASH_SCHEDULERS:
+        flags = [f"{scheduler}-{flag}" for flag in ("port", "fallback") if getattr(pool, f"hash_{flag}")]
+    if service.one_packet_scheduling:
+        flags.append("ops")
+    members = [m for m in pool.members if m.state != "disabled"]
+    return {
+        "service": service,
+        "mark": mark,
+        "family": "inet6" if vip.version == 6 else "inet",
+        "protocol": service.protocol.upper(),
+        "scheduler": scheduler,
+        "keepalived_scheduler": scheduler if scheduler in KEEPALIVED_SCHEDULERS else KEEPALIVED_FALLBACK,
+        "flags": flags,
+        "method": IPVS_METHOD[service.forwarding],
+        "persistence": _persistence(pool, vip),
+        "check": _check(pool, mark),
+        "inhibit": pool.on_failure == "quiesce",
+        "sorry": next((m for m in members if m.backup), None),
+        "real_servers": [
+            {
+                "member": m,
+                # Drain is IPVS's quiescing: weight 0 takes no new connections, keeps the old.
+                "weight": 0 if m.state == "drain" else m.weight,
+                "method": IPVS_METHOD[m.forwarding] if m.forwarding else "",
+            }
+            for m in members
+            if not m.backup
+        ],
+    }
+
+
+def _key(vs):
+    service = vs["service"]
+    if vs["mark"]:
+        return f"fwmark {vs['mark']}"
+    host = f"[{service.vip}]" if ":" in service.vip else service.vip
+    return f"{service.protocol} {host}:{service.port}"
+
+
+def _ipvs_json(virtual_servers):
+    services = [
+        {
+            "key": _key(vs),
+            "name": vs["service"].name,
+            "protocol": vs["service"].protocol,
+            "family": vs["family"],
+            "address": "" if vs["mark"] else vs["service"].vip,
+            "port": 0 if vs["mark"] else vs["service"].port,
+            "fwmark": vs["mark"],
+            "scheduler": vs["scheduler"],
+            "keepalived_scheduler": vs["keepalived_scheduler"],
+        }
+        for vs in virtual_servers
+    ]
+    return json.dumps({"services": services}, indent=1, sort_keys=True) + "\n"
+
+
+def _nft(virtual_servers, node, revision):
+    lines = [
+        f"# Generated by Fulcrum for node {node} from revision {revision}.",
+        "# Firewall marks for IPVS port-range services; replaces the whole table.",
+        "table inet fulcrum {}",
+        "delete table inet fulcrum",
+        "table inet fulcrum {",
+        "    chain prerouting {",
+        "        type filter hook prerouting priority mangle; policy accept;",
+    ]
+    for vs in virtual_servers:
+        s = vs["service"]
+        family = "ip6" if vs["family"] == "inet6" else "ip"
+        lines.append(
+            f"        {family} daddr {keepalived_word(s.vip)} {s.protocol} dport {s.port}-{s.port_end}"
+            f" meta mark set {vs['mark']:#x} comment {json.dumps(s.name)}"
+        )
+    return "\n".join([*lines, "    }", "}", ""])
+
+
+def render_keepalived(snap, node):
+    """Return ``{path: bytes}`` of keepalived's files for ``node``; empty when nothing is L4."""
+    verify(snap)
+    services = sorted((s for s in snap.virtual_services if s.ipvs and s.enabled), key=lambda s: s.name)
+    if not services and snap.ipvs_sync is None:
+        return {}
+    marks = {}
+    for service in services:
+        if service.port_end:
+            mark = firewall_mark(service)
+            if mark in marks.values():
+                raise VerifyError([(f"virtual-services/{service.name}/port_end", "firewall mark collision")])
+            marks[service.name] = mark
+    virtual_servers = [_virtual_server(s, snap.pool(s.default_pool), marks.get(s.name, 0)) for s in services]
+    context = {
+        "revision": snap.revision,
+        "node": node,
+        "sync": snap.ipvs_sync,
+        "virtual_servers": virtual_servers,
+    }
+    files = {
+        "keepalived.conf": _environment().get_template("keepalived/keepalived.conf.j2").render(context).encode(),
+        "keepalived.d/ipvs.json": _ipvs_json(virtual_servers).encode(),
+    }
+    ranged = [vs for vs in virtual_servers if vs["mark"]]
+    if ranged:
+        files["keepalived.d/fulcrum.nft"] = _nft(ranged, node, snap.revision).encode()
+    return files

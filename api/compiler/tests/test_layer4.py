@@ -1,0 +1,102 @@
+"""Layer 4: what keepalived is given, and what can never reach it."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from compiler import VerifyError, render_keepalived, snapshot_from_dict
+from compiler.advice import service_warnings
+from compiler.keepalived import firewall_mark, keepalived_quote, keepalived_word, seconds
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _snapshot(**changes):
+    data = json.loads((GOLDEN / "l4-forwarding" / "input.json").read_text())
+    for service in data["virtual_services"]:
+        service.update(changes.get(service["name"], {}))
+    return data
+
+
+def _render(data):
+    return render_keepalived(snapshot_from_dict(data), "lb1")
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"), [(1000, "1"), (1500, "1.5"), (100, "0.1"), (86_400_000, "86400"), (1234, "1.234")]
+)
+def test_timers_are_exact_seconds(ms, text):
+    assert seconds(ms) == text
+
+
+@pytest.mark.parametrize("value", ["eth0\nlvs_flush", "a b", "x}", "x#y", '"q"', ""])
+def test_words_that_could_change_the_parse_are_refused(value):
+    with pytest.raises(ValueError):
+        keepalived_word(value)
+
+
+@pytest.mark.parametrize("value", ["a\nb", 'say "hi"', "a#b", "a!b", "$VAR", "x\\d", "{", ""])
+def test_quoted_strings_that_could_change_the_parse_are_refused(value):
+    with pytest.raises(ValueError):
+        keepalived_quote(value)
+
+
+def test_a_string_body_match_becomes_a_literal_regex_without_backslashes():
+    conf = render_keepalived(snapshot_from_dict(json.loads((GOLDEN / "l4-checks" / "input.json").read_text())), "lb1")
+    text = conf["keepalived.conf"].decode()
+    literal = re.search(r'regex "(v1.*)"', text).group(1)
+    assert literal == "v1[.]2 [(]stable[)]"
+    assert re.search(literal, "running v1.2 (stable) build") and not re.search(literal, "v1x2 (stable)")
+
+
+def test_firewall_marks_follow_what_the_service_matches_not_its_name():
+    data = _snapshot()
+    first = _render(data)["keepalived.d/fulcrum.nft"]
+    data["virtual_services"] = [
+        {**s, "name": "renamed"} if s["name"] == "range" else s for s in data["virtual_services"]
+    ]
+    assert re.findall(rb"mark set (0x[0-9a-f]+)", _render(data)["keepalived.d/fulcrum.nft"]) == re.findall(
+        rb"mark set (0x[0-9a-f]+)", first
+    )
+    service = snapshot_from_dict(data).virtual_services[5]
+    assert firewall_mark(service) >> 24 == 0x46
+
+
+def test_no_layer4_no_files():
+    data = _snapshot()
+    data["virtual_services"] = (
+        [s for s in data["virtual_services"] if s["forwarding"] == "proxy"]
+        if False
+        else [s for s in data["virtual_services"] if s.get("forwarding", "proxy") == "proxy"]
+    )
+    data.pop("ipvs_sync")
+    assert _render(data) == {}
+
+
+def test_disabled_members_leave_and_drained_ones_are_quiesced():
+    text = _render(_snapshot())["keepalived.conf"].decode()
+    nat = text[text.index("# virtual service web-nat") :]
+    assert "10.77.4.2" not in nat  # rs3 disabled
+    assert re.search(r"real_server 10.77.3.2 8080 \{\n\s+weight 0\n", nat)  # rs2 drained
+    assert "sorry_server 10.77.5.2 8080" in nat
+
+
+def test_the_sync_daemon_is_checked():
+    data = _snapshot()
+    data["ipvs_sync"] = {"interface": "eth1\nlvs_flush", "group": "10.0.0.1"}
+    with pytest.raises(VerifyError) as err:
+        _render(data)
+    assert {p for p, _ in err.value.problems} == {"ipvs-sync/interface", "ipvs-sync/group"}
+
+
+def test_warnings_judge_members_by_the_nodes_networks():
+    snap = snapshot_from_dict(_snapshot())
+    nodes = {"lb1": {"networks": ["10.77.1.1/24", "10.77.2.1/24"], "ipvs": []}}
+    warnings = service_warnings(snap, nodes)
+    assert any("rs2 (10.77.3.2) is on no network of node lb1" in w for w in warnings["web-nat"])
+    assert not any("rs1" in w for w in warnings["web-nat"])
+    assert "web-tun" not in warnings  # tunnels cross networks by design
+    assert "web-dr" not in warnings  # its members, the NAT one too, are on lb1's networks
+    assert service_warnings(snap, {}).get("web-nat") is None  # no reports, no guesses

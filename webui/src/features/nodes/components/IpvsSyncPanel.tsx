@@ -1,0 +1,29 @@
+import { useState } from 'react';
+import { Alert, ErrorState, LoadingState, Panel } from '@/components';
+import { useIpvsSync, useSaveIpvsSync } from '../hooks/useNodes';
+import { type IpvsSyncFormValues, toIpvsSyncForm, toIpvsSyncRequest } from '../types';
+import { IpvsSyncForm } from './IpvsSyncForm';
+
+/** IPVS connection synchronisation between the balancers, applied with the next revision. */
+export function IpvsSyncPanel() {
+  const sync = useIpvsSync();
+  const save = useSaveIpvsSync();
+  const [saved, setSaved] = useState(false);
+  const onSubmit = async (values: IpvsSyncFormValues) => {
+    setSaved(false);
+    await save.mutateAsync(toIpvsSyncRequest(values));
+    setSaved(true);
+  };
+  return (
+    <Panel title="IPVS connection sync">
+      <p className="muted">
+        For layer-4 (IPVS) services: each balancer sends its connection table to the others, so a backup that takes over keeps the clients'
+        connections. Takes effect on the nodes when you apply.
+      </p>
+      {sync.isPending ? <LoadingState /> : null}
+      {sync.isError ? <ErrorState error={sync.error} onRetry={() => void sync.refetch()} /> : null}
+      {saved ? <Alert tone="success">Sync settings saved; apply to put them on the nodes.</Alert> : null}
+      {sync.data ? <IpvsSyncForm defaultValues={toIpvsSyncForm(sync.data)} onSubmit={onSubmit} /> : null}
+    </Panel>
+  );
+}
