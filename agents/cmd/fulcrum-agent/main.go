@@ -1,7 +1,10 @@
 // Command fulcrum-agent is the Fulcrum node agent: it long-polls the API for
-// this node's desired revision, validates it with HAProxy, swaps it in
-// atomically, reloads HAProxy without dropping connections, rolls back to
-// the last good configuration on failure, and reports the outcome.
+// this node's desired revision, validates it with HAProxy and keepalived,
+// swaps it in atomically, reloads the daemons whose files changed (HAProxy
+// without dropping connections), rolls back to the last good configuration
+// on failure, and reports the outcome. Meanwhile it keeps the kernel's IPVS
+// services on the schedulers the operator asked for and tells the API the
+// node's networks.
 package main
 
 import (
@@ -13,28 +16,42 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"fulcrum/agents/internal/apply"
+	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/haproxy"
+	"fulcrum/agents/internal/ipvs"
+	"fulcrum/agents/internal/keepalived"
+	"fulcrum/agents/internal/status"
 )
+
+// reconcileInterval paces the IPVS scheduler reconcile: IPVS has no change
+// notifications, and keepalived puts its own scheduler back on reloads.
+const reconcileInterval = time.Second
 
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
 
 // options are the command-line flags.
 type options struct {
-	api        string
-	tokenFile  string
-	stateDir   string
-	haproxyBin string
-	execPrefix string
-	logLevel   string
-	wait       time.Duration
-	once       bool
+	api           string
+	tokenFile     string
+	stateDir      string
+	haproxyBin    string
+	keepalivedBin string
+	keepalivedLog string
+	nftBin        string
+	netns         string
+	execPrefix    string
+	logLevel      string
+	wait          time.Duration
+	once          bool
 }
 
 func main() {
@@ -56,21 +73,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	agent, err := newAgent(opts, logger)
+	n, err := newNode(opts, logger)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	logger.Info("fulcrum-agent starting", "version", version, "api", opts.api, "state_dir", opts.stateDir, "once", opts.once)
+	defer n.close()
+	logger.Info("fulcrum-agent starting", "version", version, "api", opts.api, "state_dir", opts.stateDir,
+		"keepalived", opts.keepalivedBin != "", "once", opts.once)
 	if opts.once {
-		if err := agent.Once(ctx); err != nil {
-			logger.Error("cycle failed", "err", err)
-			return 1
-		}
-		return 0
+		return n.once(ctx)
 	}
-	_ = agent.Run(ctx)
-	logger.Info("fulcrum-agent stopping; haproxy keeps running")
+	n.run(ctx)
+	logger.Info("fulcrum-agent stopping; haproxy and keepalived keep running")
 	return 0
 }
 
@@ -82,7 +97,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding this node's API token (required)")
 	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/fulcrum-agent", "state directory: file sets (bundles/, live and last-good links), run/, state.json")
 	fs.StringVar(&o.haproxyBin, "haproxy", "haproxy", "haproxy executable")
-	fs.StringVar(&o.execPrefix, "exec-prefix", "", `words prepended to the haproxy start command, e.g. "ip netns exec fl-lb"`)
+	fs.StringVar(&o.keepalivedBin, "keepalived", "keepalived", "keepalived executable; empty: keepalived files are stored, keepalived is not managed")
+	fs.StringVar(&o.keepalivedLog, "keepalived-log", "", "file keepalived logs to; empty: syslog")
+	fs.StringVar(&o.nftBin, "nft", "nft", "nft executable, for keepalived.d/fulcrum.nft")
+	fs.StringVar(&o.netns, "netns", "", "network namespace of IPVS (NAME for /run/netns/NAME, or a path); empty: the agent's own")
+	fs.StringVar(&o.execPrefix, "exec-prefix", "", `words prepended to the haproxy start command and to every keepalived, nft and ip command, e.g. "ip netns exec fl-lb"`)
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "long-poll wait asked of the API (the API caps it at 55s)")
 	fs.BoolVar(&o.once, "once", false, "run one poll/apply cycle, then exit (non-zero if it failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -113,8 +132,19 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// newAgent wires the API client, the state directory and HAProxy together.
-func newAgent(o options, logger *slog.Logger) (*apply.Agent, error) {
+// node is the agent's loops: poll and apply, the IPVS scheduler
+// reconcile, the status report.
+type node struct {
+	agent      *apply.Agent
+	reconciler *ipvs.Reconciler // nil when keepalived is not managed
+	kernel     *ipvs.Netlink
+	reporter   *status.Reporter
+	logger     *slog.Logger
+}
+
+// newNode wires the API client, the state directory, HAProxy, keepalived,
+// IPVS and the status reporter together.
+func newNode(o options, logger *slog.Logger) (*node, error) {
 	token, err := os.ReadFile(o.tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
@@ -127,14 +157,89 @@ func newAgent(o options, logger *slog.Logger) (*apply.Agent, error) {
 	if err := store.Init(); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	hap := haproxy.New(o.haproxyBin, strings.Fields(o.execPrefix), store.LiveDir(), store.RunDir())
+	prefix := strings.Fields(o.execPrefix)
+	hap := haproxy.New(o.haproxyBin, prefix, store.LiveDir(), store.RunDir())
 	hap.Logger = logger
-	return &apply.Agent{
+	n := &node{logger: logger}
+	applier := &apply.Applier{Store: store, HAProxy: hap, Logger: logger}
+	if o.keepalivedBin != "" {
+		n.kernel = &ipvs.Netlink{NetNS: netnsPath(o.netns)}
+		n.reconciler = &ipvs.Reconciler{
+			Kernel: n.kernel,
+			Wanted: ipvs.FileWanted(filepath.Join(store.LiveDir(), bundle.IPVSFile)),
+			Logger: logger,
+		}
+		ka := keepalived.New(o.keepalivedBin, o.nftBin, prefix, store.LiveDir(), store.RunDir())
+		ka.LogFile, ka.Logger, ka.AfterLoad = o.keepalivedLog, logger, n.reconciler.Reconcile
+		applier.Keepalived = ka
+	}
+	n.agent = &apply.Agent{
 		Source:   api,
 		Reporter: api,
-		Applier:  &apply.Applier{Store: store, Daemon: hap, Logger: logger},
+		Applier:  applier,
 		Wait:     o.wait,
 		Backoff:  apply.Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   logger,
-	}, nil
+	}
+	n.reporter = &status.Reporter{
+		Sender: api, Networks: status.IPAddr{ExecPrefix: prefix}, IPVS: n.ipvsStatuses, Logger: logger,
+	}
+	return n, nil
+}
+
+// run runs the three loops until ctx ends.
+func (n *node) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); wg.Wait() }()
+	if n.reconciler != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.reconciler.Run(ctx, reconcileInterval) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); n.reporter.Run(ctx) }()
+	_ = n.agent.Run(ctx)
+}
+
+// once runs one cycle, one reconcile and one status report (whose failure
+// is only logged), and returns the exit status.
+func (n *node) once(ctx context.Context) int {
+	err := n.agent.Once(ctx)
+	if n.reconciler != nil {
+		n.reconciler.Reconcile(ctx)
+	}
+	_ = n.reporter.Step(ctx)
+	if err != nil {
+		n.logger.Error("cycle failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func (n *node) close() {
+	if n.kernel != nil {
+		_ = n.kernel.Close()
+	}
+}
+
+// ipvsStatuses is the reconciler's outcome as the API takes it.
+func (n *node) ipvsStatuses() []client.IPVSStatus {
+	if n.reconciler == nil {
+		return nil
+	}
+	var out []client.IPVSStatus
+	for _, s := range n.reconciler.Statuses() {
+		out = append(out, client.IPVSStatus{
+			Key: s.Key, Name: s.Name, SchedulerWanted: s.Wanted, SchedulerInForce: s.InForce, Message: s.Message,
+		})
+	}
+	return out
+}
+
+// netnsPath turns --netns into a path: a bare name lives in /run/netns.
+func netnsPath(netns string) string {
+	if netns == "" || strings.Contains(netns, "/") {
+		return netns
+	}
+	return filepath.Join("/run/netns", netns)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,21 +19,24 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/sys/unix"
 
 	"fulcrum/agents/internal/apply"
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/haproxytest"
+	"fulcrum/agents/internal/ipvs"
 )
 
 const token = "node-token-lb1"
 
 // fakeAPI implements the agent endpoints of the Fulcrum API in memory.
 type fakeAPI struct {
-	mu      sync.Mutex
-	newest  *client.Bundle
-	reports []client.Report
+	mu       sync.Mutex
+	newest   *client.Bundle
+	reports  []client.Report
+	statuses []client.NodeStatus
 }
 
 func (f *fakeAPI) publish(rev int64, cfg string) {
@@ -61,6 +65,16 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Lock()
 		f.reports = append(f.reports, rep)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	case "/api/v1/agent/status/":
+		var st client.NodeStatus
+		if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.statuses = append(f.statuses, st)
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -104,6 +118,21 @@ func (f *fakeAPI) awaitReports(t *testing.T, n int) []client.Report {
 	}
 	t.Fatalf("fewer than %d reports arrived", n)
 	return nil
+}
+
+// awaitStatus waits for the first status and returns it.
+func (f *fakeAPI) awaitStatus(t *testing.T) client.NodeStatus {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		f.mu.Lock()
+		got := append([]client.NodeStatus(nil), f.statuses...)
+		f.mu.Unlock()
+		if len(got) > 0 {
+			return got[0]
+		}
+	}
+	t.Fatal("no status arrived")
+	return client.NodeStatus{}
 }
 
 // syncBuffer collects the agent's log safely across goroutines.
@@ -174,6 +203,9 @@ func TestAgentEndToEnd(t *testing.T) {
 	})
 
 	api.awaitReports(t, 1)
+	if st := api.awaitStatus(t); st.Networks == nil || st.IPVS == nil || len(st.IPVS) != 0 {
+		t.Errorf("status = %+v, want the node's networks and no IPVS service", st)
+	}
 	haproxytest.WaitFor(t, url, "A", 5*time.Second)
 	traffic := haproxytest.StartTraffic(url, 4, 60*time.Second)
 	api.publish(2, cfgB)
@@ -294,7 +326,7 @@ func TestParseFlags(t *testing.T) {
 			args: []string{"--api", "https://fulcrum:8443", "--token-file", "/etc/fulcrum/token"},
 			want: options{
 				api: "https://fulcrum:8443", tokenFile: "/etc/fulcrum/token", stateDir: "/var/lib/fulcrum-agent",
-				haproxyBin: "haproxy", logLevel: "info", wait: 30 * time.Second,
+				haproxyBin: "haproxy", keepalivedBin: "keepalived", nftBin: "nft", logLevel: "info", wait: 30 * time.Second,
 			},
 		},
 		{
@@ -302,10 +334,21 @@ func TestParseFlags(t *testing.T) {
 			args: []string{
 				"--api", "http://api", "--token-file", "t", "--state-dir", "/s", "--haproxy", "/usr/sbin/haproxy",
 				"--exec-prefix", "ip netns exec fl-lb", "--wait", "55s", "--once", "--log-level", "debug",
+				"--keepalived", "/usr/sbin/keepalived", "--keepalived-log", "/var/log/k.log", "--nft", "/usr/sbin/nft",
+				"--netns", "fl-lb",
 			},
 			want: options{
 				api: "http://api", tokenFile: "t", stateDir: "/s", haproxyBin: "/usr/sbin/haproxy",
+				keepalivedBin: "/usr/sbin/keepalived", keepalivedLog: "/var/log/k.log", nftBin: "/usr/sbin/nft", netns: "fl-lb",
 				execPrefix: "ip netns exec fl-lb", logLevel: "debug", wait: 55 * time.Second, once: true,
+			},
+		},
+		{
+			name: "keepalived disabled",
+			args: []string{"--api", "http://a", "--token-file", "t", "--keepalived", ""},
+			want: options{
+				api: "http://a", tokenFile: "t", stateDir: "/var/lib/fulcrum-agent",
+				haproxyBin: "haproxy", nftBin: "nft", logLevel: "info", wait: 30 * time.Second,
 			},
 		},
 		{name: "missing required", args: []string{"--once"}, wantErr: "--api, --token-file"},
@@ -328,6 +371,50 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// refusingKernel has one service on wlc and knows no other scheduler.
+type refusingKernel struct{}
+
+func (refusingKernel) Services(context.Context) ([]ipvs.Service, error) {
+	return []ipvs.Service{{ServiceID: ipvs.IDOf(dllcService), Scheduler: "wlc"}}, nil
+}
+
+func (refusingKernel) SetScheduler(context.Context, ipvs.Service, string) error {
+	return fmt.Errorf("netlink receive: %w", unix.ENOENT)
+}
+
+var dllcService = bundle.IPVSService{
+	Key: "tcp 10.0.0.10:80", Name: "web", Protocol: "tcp", Address: "10.0.0.10", Port: 80, Scheduler: "dllc", KeepalivedScheduler: "wlc",
+}
+
+// TestIPVSStatuses: the reconciler's outcome reaches the status as the API
+// takes it; without keepalived there is none.
+func TestIPVSStatuses(t *testing.T) {
+	n := &node{reconciler: &ipvs.Reconciler{
+		Kernel: refusingKernel{},
+		Wanted: func() ([]bundle.IPVSService, error) { return []bundle.IPVSService{dllcService}, nil },
+		Logger: slog.New(slog.DiscardHandler),
+	}}
+	n.reconciler.Reconcile(context.Background())
+	want := []client.IPVSStatus{{
+		Key: "tcp 10.0.0.10:80", Name: "web", SchedulerWanted: "dllc", SchedulerInForce: "wlc",
+		Message: "kernel refused scheduler dllc: no such scheduler (the kernel found no module ip_vs_dllc); wlc stays in force",
+	}}
+	if diff := cmp.Diff(want, n.ipvsStatuses()); diff != "" {
+		t.Errorf("statuses mismatch (-want +got):\n%s", diff)
+	}
+	if got := (&node{}).ipvsStatuses(); got != nil {
+		t.Errorf("without keepalived: %v, want none", got)
+	}
+}
+
+func TestNetnsPath(t *testing.T) {
+	for in, want := range map[string]string{"": "", "fl-lb": "/run/netns/fl-lb", "/proc/1/ns/net": "/proc/1/ns/net"} {
+		if got := netnsPath(in); got != want {
+			t.Errorf("netnsPath(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ func runAgent(t *testing.T, s Store, d *fakeDaemon, src *fakeSource, rep *fakeRe
 	a := &Agent{
 		Source:   src,
 		Reporter: rep,
-		Applier:  &Applier{Store: s, Daemon: d},
+		Applier:  &Applier{Store: s, HAProxy: d},
 		Wait:     30 * time.Second,
 		Backoff:  Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),

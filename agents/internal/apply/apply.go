@@ -1,14 +1,16 @@
-// Package apply turns a desired revision into live HAProxy configuration:
-// stage the bundle's files as a new set, validate it with HAProxy, swap it
-// in atomically, reload, and roll back to the last good set when HAProxy
-// refuses it. Revisions that only change server weights or admin states
-// are applied through HAProxy's runtime API instead, without a reload.
-// Agent wraps it in the long-poll loop that fetches revisions and reports
-// outcomes.
+// Package apply turns a desired revision into live configuration: stage
+// the bundle's files as a new set, validate it with the daemons whose part
+// of the bundle changed (HAProxy, keepalived), swap it in atomically,
+// reload those daemons, and roll back to the last good set when one of
+// them refuses it. Revisions that only change HAProxy server weights or
+// admin states are applied through HAProxy's runtime API instead, without
+// a reload. Agent wraps it in the long-poll loop that fetches revisions and
+// reports outcomes.
 package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -19,8 +21,8 @@ import (
 	"fulcrum/agents/internal/client"
 )
 
-// Daemon is the service the bundle configures. The haproxy package
-// implements it for HAProxy; tests use fakes.
+// Daemon is a service that loads one part of the bundle (bundle.Part).
+// The haproxy and keepalived packages implement it; tests use fakes.
 type Daemon interface {
 	// Check validates the candidate set in dir without touching the
 	// running service.
@@ -32,54 +34,142 @@ type Daemon interface {
 	// Reload makes the running service load the live set and returns an
 	// error unless it did.
 	Reload(ctx context.Context) error
+	// Stop ends the service and undoes what its start set up; it returns
+	// nil when nothing runs.
+	Stop(ctx context.Context) error
+}
+
+// HAProxyDaemon is the daemon of the HAProxy part, which also takes
+// server weight and admin-state changes without a reload.
+type HAProxyDaemon interface {
+	Daemon
 	// SetServers changes server weights and admin states in the running
 	// service, without a reload; it fails at the first change refused.
 	SetServers(ctx context.Context, changes []bundle.ServerChange) error
 }
 
-// Applier applies bundles to a Store and its Daemon.
+// Applier applies bundles to a Store and the daemons that load it. Each
+// daemon is checked, reloaded or stopped only when its part of the bundle
+// changed, but the set is swapped and rolled back as a whole.
 type Applier struct {
 	// Store is the state directory.
 	Store Store
-	// Daemon consumes every file of the bundle.
-	Daemon Daemon
+	// HAProxy loads bundle.HAProxyPart, which every bundle has.
+	HAProxy HAProxyDaemon
+	// Keepalived loads bundle.KeepalivedPart; nil means keepalived is not
+	// managed here: its files are stored with the set and nothing more.
+	Keepalived Daemon
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// Resume starts the daemon when its live configuration exists but it is not
-// running, so that a restarted agent (or host) serves the last applied
+// unit is a daemon and the part of the bundle it loads.
+type unit struct {
+	part   bundle.Part
+	daemon Daemon
+}
+
+// units lists the managed daemons in the order they are started and
+// reloaded.
+func (a *Applier) units() []unit {
+	us := []unit{{bundle.HAProxyPart, a.HAProxy}}
+	if a.Keepalived != nil {
+		us = append(us, unit{bundle.KeepalivedPart, a.Keepalived})
+	}
+	return us
+}
+
+// action is what one apply does to one daemon.
+type action string
+
+const (
+	actStart  action = "start"
+	actReload action = "reload"
+	actStop   action = "stop"
+)
+
+// step is an action on a unit.
+type step struct {
+	unit
+	act action
+}
+
+// run performs the step.
+func (s step) run(ctx context.Context) error {
+	var err error
+	switch s.act {
+	case actStart:
+		err = s.daemon.Start(ctx)
+	case actReload:
+		err = s.daemon.Reload(ctx)
+	case actStop:
+		err = s.daemon.Stop(ctx)
+	}
+	if err != nil && s.part != bundle.HAProxyPart {
+		err = fmt.Errorf("%s: %w", s.part.Daemon, err)
+	}
+	return err
+}
+
+// decide returns what a daemon needs so that it runs the set next: started
+// when next configures it and it is down, reloaded when its files changed,
+// stopped when next does not configure it (which also undoes what its
+// start set up, hence a stop even when it is down but its files changed).
+func decide(running, configured, changed bool) (action, bool) {
+	switch {
+	case configured && !running:
+		return actStart, true
+	case configured && changed:
+		return actReload, true
+	case !configured && (running || changed):
+		return actStop, true
+	}
+	return "", false
+}
+
+// Resume starts each daemon whose live configuration exists but which is
+// not running, so that a restarted agent (or host) serves the last applied
 // revision before the API is even reachable. It first undoes an apply the
-// agent did not finish, reloads the daemon if a runtime update was cut
-// short, and removes sets nothing refers to.
+// agent did not finish, reloads HAProxy if a runtime update was cut short,
+// and removes sets nothing refers to.
 func (a *Applier) Resume(ctx context.Context) error {
 	if err := a.undoInterruptedApply(); err != nil {
 		return err
 	}
 	a.prune()
-	running := a.Daemon.Running(ctx)
-	if running && a.Store.RuntimePending() {
+	live, err := a.Store.Live()
+	if err != nil {
+		return err
+	}
+	if a.Store.RuntimePending() && a.HAProxy.Running(ctx) {
 		a.logger().Warn("a runtime update was interrupted; reloading so that haproxy matches the live files")
-		if err := a.Daemon.Reload(ctx); err != nil {
+		if err := a.HAProxy.Reload(ctx); err != nil {
 			return err
 		}
 		a.clearRuntimePending()
 	}
-	if running || !a.Store.HasLive() {
-		return nil
+	var errs []error
+	for _, u := range a.units() {
+		if live == nil || !u.part.In(live) || u.daemon.Running(ctx) {
+			continue
+		}
+		a.logger().Info("starting daemon from live configuration", "daemon", u.part.Daemon)
+		if err := u.daemon.Start(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("start %s: %w", u.part.Daemon, err))
+			continue
+		}
+		if u.part == bundle.HAProxyPart {
+			a.clearRuntimePending()
+		}
 	}
-	a.logger().Info("starting daemon from live configuration")
-	if err := a.Daemon.Start(ctx); err != nil {
-		return err
-	}
-	a.clearRuntimePending()
-	return nil
+	return errors.Join(errs...)
 }
 
 // Apply makes bundle b live and returns the report to send. A bundle equal
-// to what the daemon runs causes no reload; one that only changes server
-// weights and admin states is applied at runtime; anything else is staged,
-// checked, swapped in and reloaded.
+// to what the daemons run causes no reload; one that only changes HAProxy
+// server weights and admin states is applied at runtime; anything else is
+// staged, checked, swapped in, and each daemon whose part changed is
+// reloaded (or started, or stopped).
 func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 	if err := bundle.CheckNames(b.Files); err != nil {
 		return failed(b.Revision, err.Error())
@@ -101,7 +191,7 @@ func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 	}
 	defer a.prune()
 	changes, whyReload := runtimePlan(st, live, b.Files)
-	if whyReload == nil && a.Daemon.Running(ctx) {
+	if whyReload == nil && a.HAProxy.Running(ctx) {
 		r, err := a.applyAtRuntime(ctx, b, st, staged, changes)
 		if err != nil {
 			r = a.reloadInstead(ctx, b, st, staged, err)
@@ -109,25 +199,25 @@ func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 		return r
 	}
 	a.logger().Debug("apply: reload needed", "revision", b.Revision, "reason", whyReload)
-	return a.applyWithReload(ctx, b, st, staged)
+	return a.applyWithReload(ctx, b, st, staged, !isLoaded(st, live))
 }
 
-// applyAtRuntime sends the server changes to the running daemon, then swaps
-// the staged set in without a reload, so that a later reload or restart
-// keeps the same settings. On failure it reverts the changes it may have
-// made (the caller then reloads, which also resets them). The runtime
-// pending mark covers the span in which the daemon and the files disagree.
+// applyAtRuntime sends the server changes to the running HAProxy, then
+// swaps the staged set in without a reload, so that a later reload or
+// restart keeps the same settings. On failure it reverts the changes it may
+// have made (the caller then reloads, which also resets them). The runtime
+// pending mark covers the span in which HAProxy and the files disagree.
 func (a *Applier) applyAtRuntime(ctx context.Context, b *client.Bundle, st State, staged string, changes []bundle.ServerChange) (client.Report, error) {
 	if err := a.Store.SetRuntimePending(true); err != nil {
 		return client.Report{}, fmt.Errorf("mark runtime update: %w", err)
 	}
-	err := a.Daemon.SetServers(ctx, changes)
+	err := a.HAProxy.SetServers(ctx, changes)
 	if err == nil {
 		_, err = a.Store.Swap(staged, st.Files)
 	}
 	if err != nil {
 		a.logger().Warn("apply: runtime update failed; reloading instead", "revision", b.Revision, "err", err)
-		if rerr := a.Daemon.SetServers(ctx, revert(changes)); rerr != nil {
+		if rerr := a.HAProxy.SetServers(ctx, revert(changes)); rerr != nil {
 			a.logger().Warn("apply: reverting the runtime update failed", "err", rerr)
 		}
 		return client.Report{}, err
@@ -144,7 +234,7 @@ func (a *Applier) applyAtRuntime(ctx context.Context, b *client.Bundle, st State
 // with cause. A successful reload rebuilds every runtime setting from the
 // files; otherwise the runtime pending mark stays, and Resume reloads.
 func (a *Applier) reloadInstead(ctx context.Context, b *client.Bundle, st State, staged string, cause error) client.Report {
-	r := a.applyWithReload(ctx, b, st, staged)
+	r := a.applyWithReload(ctx, b, st, staged, false)
 	if r.State == client.StateApplied {
 		a.clearRuntimePending()
 	}
@@ -152,23 +242,56 @@ func (a *Applier) reloadInstead(ctx context.Context, b *client.Bundle, st State,
 	return r
 }
 
-// applyWithReload checks the staged set, swaps it in and reloads (or
-// starts) the daemon, restoring the previous set if the daemon refuses it.
-func (a *Applier) applyWithReload(ctx context.Context, b *client.Bundle, st State, staged string) client.Report {
-	if err := a.Daemon.Check(ctx, staged); err != nil {
-		return failed(b.Revision, err.Error())
+// applyWithReload checks the staged set with every daemon that must start
+// or reload, swaps it in and runs the steps, restoring the previous set
+// (for every daemon it touched) if one fails. all treats every part as
+// changed, for when the live set is not what the daemons loaded.
+func (a *Applier) applyWithReload(ctx context.Context, b *client.Bundle, st State, staged string, all bool) client.Report {
+	steps := a.plan(ctx, st.Files, Digests(b.Files), all)
+	for _, s := range steps {
+		if s.act == actStop {
+			continue
+		}
+		if err := s.daemon.Check(ctx, staged); err != nil {
+			return failed(b.Revision, err.Error())
+		}
 	}
 	restore, err := a.Store.Swap(staged, st.Files)
 	if err != nil {
 		return failed(b.Revision, "swap: "+err.Error())
 	}
-	if err := a.activate(ctx); err != nil {
-		return failed(b.Revision, a.rollback(ctx, restore, err))
+	for i, s := range steps {
+		if err := s.run(ctx); err != nil {
+			return failed(b.Revision, a.rollback(ctx, restore, steps[:i+1], err))
+		}
 	}
-	return a.succeeded(b, "applied "+describeChanges(st.Files, b.Files))
+	return a.succeeded(b, "applied "+describeChanges(st.Files, b.Files)+a.unmanagedNote(st.Files, b.Files))
 }
 
-// succeeded records bundle b as what the daemon now runs and returns the
+// plan lists the steps that make the daemons run the set whose digests are
+// next, given the digests they loaded.
+func (a *Applier) plan(ctx context.Context, loaded, next map[string]string, all bool) []step {
+	var steps []step
+	for _, u := range a.units() {
+		changed := all || !maps.Equal(u.part.Of(loaded), u.part.Of(next))
+		if act, ok := decide(u.daemon.Running(ctx), u.part.In(next), changed); ok {
+			steps = append(steps, step{u, act})
+		}
+	}
+	return steps
+}
+
+// unmanagedNote tells the report that keepalived files changed while
+// keepalived is not managed by this agent.
+func (a *Applier) unmanagedNote(loaded, next map[string]string) string {
+	p := bundle.KeepalivedPart
+	if a.Keepalived != nil || maps.Equal(p.Of(loaded), p.Of(Digests(next))) {
+		return ""
+	}
+	return " (keepalived is not managed by this agent: its files are stored only)"
+}
+
+// succeeded records bundle b as what the daemons now run and returns the
 // applied report, or a failed one if the record could not be written.
 func (a *Applier) succeeded(b *client.Bundle, msg string) client.Report {
 	if err := a.Store.SetState(State{Revision: b.Revision, Files: Digests(b.Files)}); err != nil {
@@ -178,8 +301,8 @@ func (a *Applier) succeeded(b *client.Bundle, msg string) client.Report {
 }
 
 // undoInterruptedApply makes last-good live again when the agent died
-// between a swap and the reload that should have followed: the live set is
-// then not what the daemon loaded, but last-good is.
+// between a swap and the reloads that should have followed: the live set
+// is then not what the daemons loaded, but last-good is.
 func (a *Applier) undoInterruptedApply() error {
 	st, err := a.Store.State()
 	if err != nil || len(st.Files) == 0 {
@@ -197,32 +320,42 @@ func (a *Applier) undoInterruptedApply() error {
 	return a.Store.Restore(a.Store.target(lastGoodLink))
 }
 
-// activate reloads the daemon, or starts it when it is not running.
-func (a *Applier) activate(ctx context.Context) error {
-	if a.Daemon.Running(ctx) {
-		return a.Daemon.Reload(ctx)
-	}
-	return a.Daemon.Start(ctx)
-}
-
-// rollback makes the set restore live again and reactivates the daemon on
-// it, returning the failure message for the report.
-func (a *Applier) rollback(ctx context.Context, restore string, cause error) string {
+// rollback makes the set restore live again and brings the daemons the
+// failed apply touched back to it, returning the failure message for the
+// report.
+func (a *Applier) rollback(ctx context.Context, restore string, touched []step, cause error) string {
 	msg := "reload failed, restored last-good configuration: " + cause.Error()
 	if err := a.Store.Restore(restore); err != nil {
 		return msg + "\nrestoring it failed too: " + err.Error()
 	}
-	if restore == "" {
-		return msg + "\n(no previous configuration to go back to)"
+	var prev map[string]string
+	if restore != "" {
+		var err error
+		if prev, err = ReadFiles(restore); err != nil {
+			return msg + "\nreading it failed too: " + err.Error()
+		}
 	}
-	if err := a.activate(ctx); err != nil {
-		return msg + "\nreloading the last-good configuration failed too: " + err.Error()
+	var errs []string
+	for _, s := range touched {
+		act, ok := decide(s.daemon.Running(ctx), s.part.In(prev), true)
+		if !ok {
+			continue
+		}
+		if err := (step{s.unit, act}).run(ctx); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if restore == "" {
+		msg += "\n(no previous configuration to go back to)"
+	}
+	if len(errs) > 0 {
+		return msg + "\nreloading the last-good configuration failed too: " + strings.Join(errs, "; ")
 	}
 	a.logger().Warn("rolled back to last-good configuration")
 	return msg
 }
 
-// clearRuntimePending drops the runtime pending mark once the daemon's
+// clearRuntimePending drops the runtime pending mark once HAProxy's
 // settings match the live files; if that fails, Resume reloads once more,
 // which is harmless.
 func (a *Applier) clearRuntimePending() {
@@ -247,7 +380,7 @@ func (a *Applier) logger() *slog.Logger {
 }
 
 // isLoaded reports whether files exist and are what state.json says the
-// daemon loaded.
+// daemons loaded.
 func isLoaded(st State, files map[string]string) bool {
 	return files != nil && maps.Equal(Digests(files), st.Files)
 }
@@ -271,9 +404,12 @@ func describeChanges(loaded, next map[string]string) string {
 	}
 	slices.Sort(changed)
 	slices.Sort(removed)
+	if len(changed) == 0 {
+		return "the removal of " + strings.Join(removed, ", ")
+	}
 	msg := strings.Join(changed, ", ")
 	if len(removed) > 0 {
-		msg = strings.TrimPrefix(msg+"; removed "+strings.Join(removed, ", "), "; ")
+		msg += "; removed " + strings.Join(removed, ", ")
 	}
 	return msg
 }

@@ -121,7 +121,7 @@ func TestApply(t *testing.T) {
 			name:    "failed first start removes the live set",
 			daemon:  fakeDaemon{startErr: errors.New("cannot bind socket")},
 			bundle:  newBundle(1, cfgA),
-			want:    outcome{Calls: []string{"check", "start"}, State: client.StateFailed},
+			want:    outcome{Calls: []string{"check", "start", "stop"}, State: client.StateFailed},
 			wantMsg: "no previous configuration",
 		},
 		{
@@ -161,15 +161,15 @@ func TestApply(t *testing.T) {
 			daemon:  fakeDaemon{running: true},
 			bundle:  newBundle(2, with(cfgB, "haproxy.d/certs/web.pem", "x")),
 			want:    outcome{State: client.StateFailed, Revision: 1, Live: cfgA, Sets: 1},
-			wantMsg: "want haproxy.cfg or haproxy.d/<leaf>",
+			wantMsg: "want haproxy.cfg, keepalived.conf, haproxy.d/<leaf> or keepalived.d/<leaf>",
 		},
 		{
 			name:    "unknown file refused",
 			live:    cfgA,
 			daemon:  fakeDaemon{running: true},
-			bundle:  newBundle(2, with(cfgB, "keepalived.conf", "x")),
+			bundle:  newBundle(2, with(cfgB, "nginx.conf", "x")),
 			want:    outcome{State: client.StateFailed, Revision: 1, Live: cfgA, Sets: 1},
-			wantMsg: `refused file name "keepalived.conf"`,
+			wantMsg: `refused file name "nginx.conf"`,
 		},
 		{
 			name:    "missing haproxy.cfg refused",
@@ -274,7 +274,7 @@ func TestApply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, tt.live, 1)
 			d := tt.daemon
-			a := &Applier{Store: s, Daemon: &d}
+			a := &Applier{Store: s, HAProxy: &d}
 			r := a.Apply(context.Background(), tt.bundle)
 			if diff := cmp.Diff(tt.want, observe(t, s, &d, r), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("outcome mismatch (-want +got):\n%s\nmessage: %s", diff, r.Message)
@@ -340,7 +340,7 @@ func TestResume(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := &fakeDaemon{running: tt.running}
-			a := &Applier{Store: s, Daemon: d}
+			a := &Applier{Store: s, HAProxy: d}
 			if err := a.Resume(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +369,7 @@ func TestApplyAfterInterruptedApply(t *testing.T) {
 	s := newStore(t, cfgA, 1)
 	makeLive(t, s, 2, cfgB)
 	d := &fakeDaemon{running: true, reloadErrs: []error{errors.New("cannot bind")}}
-	r := (&Applier{Store: s, Daemon: d}).Apply(context.Background(), newBundle(2, cfgB))
+	r := (&Applier{Store: s, HAProxy: d}).Apply(context.Background(), newBundle(2, cfgB))
 	want := outcome{
 		Calls: []string{"check", "reload", "reload"},
 		State: client.StateFailed, Revision: 1, Live: cfgA, LastGood: cfgA, Sets: 1,

@@ -15,19 +15,31 @@ import (
 	"fulcrum/agents/internal/client"
 )
 
-// fakeDaemon records calls and fails them on demand.
+// fakeDaemon records calls and fails them on demand. With a journal, it
+// also appends "<name> <call>" there, so that tests see the order of calls
+// across daemons.
 type fakeDaemon struct {
 	running       bool
 	checkErr      error
 	startErr      error
+	stopErr       error
 	reloadErrs    []error // consumed one per Reload call
 	setServersErr error   // returned by the first SetServers call
 	checked       map[string]string
 	calls         []string
+	name          string
+	journal       *[]string
+}
+
+func (d *fakeDaemon) record(call string) {
+	d.calls = append(d.calls, call)
+	if d.journal != nil {
+		*d.journal = append(*d.journal, d.name+" "+call)
+	}
 }
 
 func (d *fakeDaemon) Check(_ context.Context, dir string) error {
-	d.calls = append(d.calls, "check")
+	d.record("check")
 	d.checked, _ = ReadFiles(dir)
 	return d.checkErr
 }
@@ -35,7 +47,7 @@ func (d *fakeDaemon) Check(_ context.Context, dir string) error {
 func (d *fakeDaemon) Running(context.Context) bool { return d.running }
 
 func (d *fakeDaemon) Start(context.Context) error {
-	d.calls = append(d.calls, "start")
+	d.record("start")
 	if d.startErr == nil {
 		d.running = true
 	}
@@ -43,7 +55,7 @@ func (d *fakeDaemon) Start(context.Context) error {
 }
 
 func (d *fakeDaemon) Reload(context.Context) error {
-	d.calls = append(d.calls, "reload")
+	d.record("reload")
 	if len(d.reloadErrs) == 0 {
 		return nil
 	}
@@ -52,12 +64,20 @@ func (d *fakeDaemon) Reload(context.Context) error {
 	return err
 }
 
+func (d *fakeDaemon) Stop(context.Context) error {
+	d.record("stop")
+	if d.stopErr == nil {
+		d.running = false
+	}
+	return d.stopErr
+}
+
 func (d *fakeDaemon) SetServers(_ context.Context, changes []bundle.ServerChange) error {
 	call := fmt.Sprintf("set-servers %d", len(changes))
 	for _, c := range changes {
 		call += fmt.Sprintf(" %s=%d/%s", c.To.Name(), c.To.Weight, c.To.Admin)
 	}
-	d.calls = append(d.calls, call)
+	d.record(call)
 	err := d.setServersErr
 	d.setServersErr = nil
 	return err

@@ -9,8 +9,8 @@ import (
 )
 
 // runtimePlan decides whether the bundle files next can go live through
-// the daemon's runtime API instead of a reload, and returns the server
-// changes to send. That is so when the live files are what the daemon
+// HAProxy's runtime API instead of a reload, and returns the server
+// changes to send. That is so when the live files are what the daemons
 // loaded, and next differs from them only in haproxy.cfg and
 // haproxy.d/servers.json, with both servers.json listing the same servers
 // under the same structure hash: then the configurations differ only in

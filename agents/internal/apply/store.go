@@ -18,15 +18,17 @@ import (
 // Store is the agent's state directory:
 //
 //	DIR/bundles/<id>/     one directory per staged file set, never modified
-//	                      once written: haproxy.cfg and haproxy.d/<leaf>
+//	                      once written: haproxy.cfg, haproxy.d/<leaf>,
+//	                      keepalived.conf, keepalived.d/<leaf>
 //	DIR/live -> bundles/<id>       the live set: FULCRUM_CONF_DIR, a path
 //	                               that stays the same across applies
-//	DIR/last-good -> bundles/<id>  the set HAProxy ran before the latest swap
+//	DIR/last-good -> bundles/<id>  the set the daemons ran before the
+//	                               latest swap
 //	DIR/state.json        {"revision": N, "files": {name: sha256}}: what
-//	                      HAProxy last loaded successfully
-//	DIR/runtime-pending   present while server changes are sent through the
-//	                      runtime API, until the files match them
-//	DIR/run/              HAProxy's runtime files (sockets, pid file)
+//	                      the daemons last loaded successfully
+//	DIR/runtime-pending   present while server changes are sent through
+//	                      HAProxy's runtime API, until the files match them
+//	DIR/run/              the daemons' runtime files (sockets, pid files)
 //
 // Swapping a set in is one rename of a symlink, so the configuration and the
 // files it refers to change at the same instant, files the new set lacks
@@ -46,8 +48,8 @@ const (
 	pendingFile  = "runtime-pending"
 )
 
-// State is the content of state.json: the revision HAProxy runs and the
-// digest of each file it loaded. It is written only after a successful
+// State is the content of state.json: the revision the daemons run and the
+// digest of each file they loaded. It is written only after a successful
 // reload (or runtime update), so a live set whose digests differ was swapped
 // in by an apply that never completed.
 type State struct {
@@ -84,10 +86,11 @@ func (s Store) Init() error {
 }
 
 // LiveDir is the stable path of the live set, given to HAProxy as
-// FULCRUM_CONF_DIR: its haproxy.cfg is what HAProxy loads.
+// FULCRUM_CONF_DIR: its haproxy.cfg is what HAProxy loads, its
+// keepalived.conf what keepalived loads.
 func (s Store) LiveDir() string { return filepath.Join(s.Dir, liveLink) }
 
-// RunDir holds HAProxy's sockets and pid file (FULCRUM_RUN_DIR).
+// RunDir holds the daemons' sockets and pid files (FULCRUM_RUN_DIR).
 func (s Store) RunDir() string { return filepath.Join(s.Dir, runDir) }
 
 // Revision returns the live revision, 0 if none.
@@ -112,7 +115,7 @@ func (s Store) State() (State, error) {
 	return st, nil
 }
 
-// SetState durably records what HAProxy runs.
+// SetState durably records what the daemons run.
 func (s Store) SetState(st State) error {
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -148,12 +151,6 @@ func (s Store) Live() (map[string]string, error) { return s.linkedFiles(liveLink
 // LastGood returns the files of the last-good set, nil when there is none.
 func (s Store) LastGood() (map[string]string, error) { return s.linkedFiles(lastGoodLink) }
 
-// HasLive reports whether a live configuration exists.
-func (s Store) HasLive() bool {
-	_, err := os.Stat(filepath.Join(s.LiveDir(), bundle.MainFile))
-	return err == nil
-}
-
 // Stage writes files as a new set for revision rev and returns its
 // directory, which the caller checks and then hands to Swap. Files get
 // bundle.Mode, directories bundle.DirMode; everything is synced.
@@ -173,9 +170,10 @@ func (s Store) Stage(rev int64, files map[string]string) (string, error) {
 }
 
 // Swap makes the staged set live. It first points last-good at the set
-// HAProxy runs: the live one when its digests are those loaded (or nothing
-// was recorded), else the current last-good when it matches loaded. It
-// returns that set's directory for Restore, "" when there is none.
+// the daemons run: the live one when its digests are those loaded (or
+// nothing was recorded), else the current last-good when it matches
+// loaded. It returns that set's directory for Restore, "" when there is
+// none.
 func (s Store) Swap(staged string, loaded map[string]string) (restore string, err error) {
 	restore, err = s.runningSet(loaded)
 	if err != nil {
@@ -297,18 +295,24 @@ func ReadFiles(dir string) (map[string]string, error) {
 	return files, err
 }
 
-// writeFiles writes a set into the empty directory dir.
+// writeFiles writes a set into the empty directory dir. Every part's
+// directory exists, even when empty, so that a configuration may refer to
+// it.
 func writeFiles(dir string, files map[string]string) error {
-	if err := os.Mkdir(filepath.Join(dir, bundle.IncludeDir), bundle.DirMode); err != nil {
-		return err
+	for _, p := range bundle.Parts {
+		if err := os.Mkdir(filepath.Join(dir, p.Dir), bundle.DirMode); err != nil {
+			return err
+		}
 	}
 	for name, content := range files {
 		if err := writeSynced(filepath.Join(dir, name), []byte(content), bundle.Mode(name)); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
-	if err := syncDir(filepath.Join(dir, bundle.IncludeDir)); err != nil {
-		return err
+	for _, p := range bundle.Parts {
+		if err := syncDir(filepath.Join(dir, p.Dir)); err != nil {
+			return err
+		}
 	}
 	return syncDir(dir)
 }

@@ -1,8 +1,9 @@
 // Package bundle is the contract between the API's compiler and the node
-// agent: which file names a bundle may carry, the mode each is written
-// with, and haproxy.d/servers.json, the list of every server's weight and
-// administrative state that lets the agent apply such changes without a
-// reload.
+// agent: which file names a bundle may carry, which daemon reads each, the
+// mode each is written with, haproxy.d/servers.json (every server's weight
+// and administrative state, which lets the agent apply such changes without
+// a reload) and keepalived.d/ipvs.json (the IPVS virtual servers keepalived
+// manages and the kernel scheduler each should use).
 package bundle
 
 import (
@@ -25,14 +26,83 @@ const (
 	ServersFile = IncludeDir + "/servers.json"
 )
 
-// includeLeaf is the rule for a file name inside IncludeDir. Its first
+// File names of the keepalived unit (layer 4: IPVS, later VRRP). A bundle
+// has them only when the revision has layer-4 services.
+const (
+	// KeepalivedFile is keepalived's whole configuration.
+	KeepalivedFile = "keepalived.conf"
+	// KeepalivedDir holds the files of the keepalived unit other than its
+	// configuration: ipvs.json, fulcrum.nft, check scripts.
+	KeepalivedDir = "keepalived.d"
+	// IPVSFile lists the IPVS virtual servers and their wanted schedulers.
+	IPVSFile = KeepalivedDir + "/ipvs.json"
+	// NftFile is an nftables script (it creates and flushes its own table
+	// NftTable) that sets the firewall marks of port-range services.
+	NftFile = KeepalivedDir + "/fulcrum.nft"
+	// NftTable is the table NftFile owns, as nft names it.
+	NftTable = "inet fulcrum"
+)
+
+// Part is the share of a bundle one daemon reads: its main file and the
+// directory of the files that belong with it. The agent checks, reloads
+// and stops each daemon on its own part only.
+type Part struct {
+	// Daemon names the daemon in logs and reports.
+	Daemon string
+	// MainFile is the file the daemon loads; a bundle without it does not
+	// configure the daemon.
+	MainFile string
+	// Dir holds the part's other files, one level deep.
+	Dir string
+}
+
+// The parts a bundle may have.
+var (
+	// HAProxyPart is haproxy.cfg and haproxy.d/; every bundle has it.
+	HAProxyPart = Part{Daemon: "haproxy", MainFile: MainFile, Dir: IncludeDir}
+	// KeepalivedPart is keepalived.conf and keepalived.d/.
+	KeepalivedPart = Part{Daemon: "keepalived", MainFile: KeepalivedFile, Dir: KeepalivedDir}
+	// Parts lists every part.
+	Parts = []Part{HAProxyPart, KeepalivedPart}
+)
+
+// Owns reports whether the bundle file name belongs to the part.
+func (p Part) Owns(name string) bool {
+	if name == p.MainFile {
+		return true
+	}
+	leaf, ok := strings.CutPrefix(name, p.Dir+"/")
+	return ok && includeLeaf.MatchString(leaf)
+}
+
+// In reports whether files configure the part's daemon: they hold its
+// main file.
+func (p Part) In(files map[string]string) bool {
+	_, ok := files[p.MainFile]
+	return ok
+}
+
+// Of returns the part's files among files.
+func (p Part) Of(files map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, content := range files {
+		if p.Owns(name) {
+			out[name] = content
+		}
+	}
+	return out
+}
+
+// includeLeaf is the rule for a file name inside IncludeDir or
+// KeepalivedDir. Its first
 // character rules out ".", ".." and hidden files; "/" and "\" are not
 // allowed at all.
 var includeLeaf = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // CheckNames accepts the file names of a bundle: MainFile, which is
-// required, and any number of IncludeDir/<leaf>. Anything else (other
-// directories, "..", absolute paths, deeper nesting) is refused.
+// required, KeepalivedFile, and any number of IncludeDir/<leaf> and
+// KeepalivedDir/<leaf>. Anything else (other directories, "..", absolute
+// paths, deeper nesting) is refused.
 func CheckNames(files map[string]string) error {
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -41,8 +111,8 @@ func CheckNames(files map[string]string) error {
 	slices.Sort(names) // the same bundle always gets the same message
 	for _, name := range names {
 		if !validName(name) {
-			return fmt.Errorf("refused file name %q: want %s or %s/<leaf> with <leaf> matching %s",
-				name, MainFile, IncludeDir, includeLeaf)
+			return fmt.Errorf("refused file name %q: want %s, %s, %s/<leaf> or %s/<leaf> with <leaf> matching %s",
+				name, MainFile, KeepalivedFile, IncludeDir, KeepalivedDir, includeLeaf)
 		}
 	}
 	if _, ok := files[MainFile]; !ok {
@@ -52,19 +122,17 @@ func CheckNames(files map[string]string) error {
 }
 
 func validName(name string) bool {
-	if name == MainFile {
-		return true
-	}
-	leaf, ok := strings.CutPrefix(name, IncludeDir+"/")
-	return ok && includeLeaf.MatchString(leaf)
+	return slices.ContainsFunc(Parts, func(p Part) bool { return p.Owns(name) })
 }
 
-// Mode is the permission a file is written with: check scripts
-// (haproxy.d/*.sh) are executable by their owner only, everything else is
-// readable by its owner only, since bundles carry TLS private keys.
+// Mode is the permission a file is written with: scripts (haproxy.d/*.sh,
+// keepalived.d/*.sh) are executable by their owner only, everything else
+// is readable by its owner only, since bundles carry TLS private keys.
 func Mode(name string) os.FileMode {
-	if strings.HasPrefix(name, IncludeDir+"/") && strings.HasSuffix(name, ".sh") {
-		return 0o700
+	for _, p := range Parts {
+		if name != p.MainFile && p.Owns(name) && strings.HasSuffix(name, ".sh") {
+			return 0o700
+		}
 	}
 	return 0o600
 }

@@ -2,8 +2,11 @@ package bundle
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestCheckNames(t *testing.T) {
@@ -23,7 +26,16 @@ func TestCheckNames(t *testing.T) {
 		{name: "absolute", files: []string{"haproxy.cfg", "/etc/passwd"}, wantErr: `"/etc/passwd"`},
 		{name: "deeper nesting", files: []string{"haproxy.cfg", "haproxy.d/certs/web.pem"}, wantErr: `"haproxy.d/certs/web.pem"`},
 		{name: "other directory", files: []string{"haproxy.cfg", "conf.d/x.cfg"}, wantErr: `"conf.d/x.cfg"`},
-		{name: "other top-level file", files: []string{"haproxy.cfg", "keepalived.conf"}, wantErr: `"keepalived.conf"`},
+		{name: "other top-level file", files: []string{"haproxy.cfg", "nginx.conf"}, wantErr: `"nginx.conf"`},
+		{
+			name:  "keepalived part",
+			files: []string{"haproxy.cfg", "keepalived.conf", "keepalived.d/ipvs.json", "keepalived.d/fulcrum.nft", "keepalived.d/notify.sh"},
+		},
+		{name: "keepalived part without haproxy.cfg", files: []string{"keepalived.conf"}, wantErr: "bundle lacks haproxy.cfg"},
+		{name: "traversal through keepalived.d", files: []string{"haproxy.cfg", "keepalived.d/../x"}, wantErr: `"keepalived.d/../x"`},
+		{name: "keepalived.d nesting", files: []string{"haproxy.cfg", "keepalived.d/a/b"}, wantErr: `"keepalived.d/a/b"`},
+		{name: "hidden keepalived.d leaf", files: []string{"haproxy.cfg", "keepalived.d/.x"}, wantErr: `"keepalived.d/.x"`},
+		{name: "keepalived.conf in the wrong dir", files: []string{"haproxy.cfg", "haproxy.d/../keepalived.conf"}, wantErr: "refused file name"},
 		{name: "backslash", files: []string{"haproxy.cfg", `haproxy.d\x`}, wantErr: `refused file name`},
 		{name: "leaf too long", files: []string{"haproxy.cfg", "haproxy.d/" + long + "a"}, wantErr: "refused file name"},
 		{name: "empty leaf", files: []string{"haproxy.cfg", "haproxy.d/"}, wantErr: `"haproxy.d/"`},
@@ -53,9 +65,35 @@ func TestMode(t *testing.T) {
 		"haproxy.d/web.pem":      0o600,
 		"haproxy.d/ping.sh":      0o700,
 		"haproxy.d/sh":           0o600,
+		"keepalived.conf":        0o600,
+		"keepalived.d/ipvs.json": 0o600,
+		"keepalived.d/check.sh":  0o700,
 	} {
 		if got := Mode(name); got != want {
 			t.Errorf("Mode(%q) = %o, want %o", name, got, want)
 		}
+	}
+}
+
+func TestParts(t *testing.T) {
+	files := map[string]string{
+		"haproxy.cfg": "h", "haproxy.d/a.map": "m", "keepalived.conf": "k", "keepalived.d/ipvs.json": "{}",
+	}
+	got := map[string][]string{}
+	for _, p := range Parts {
+		for name := range p.Of(files) {
+			got[p.Daemon] = append(got[p.Daemon], name)
+		}
+		slices.Sort(got[p.Daemon])
+	}
+	want := map[string][]string{
+		"haproxy":    {"haproxy.cfg", "haproxy.d/a.map"},
+		"keepalived": {"keepalived.conf", "keepalived.d/ipvs.json"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parts mismatch (-want +got):\n%s", diff)
+	}
+	if !KeepalivedPart.In(files) || KeepalivedPart.In(map[string]string{"keepalived.d/ipvs.json": "{}"}) {
+		t.Error("KeepalivedPart.In must follow keepalived.conf")
 	}
 }

@@ -1,5 +1,6 @@
 // Package client speaks the node-agent protocol of the Fulcrum API: a
-// long-poll for the desired revision and a report of the apply outcome.
+// long-poll for the desired revision, a report of the apply outcome, and
+// the node's status (its networks, the IPVS schedulers in force).
 package client
 
 import (
@@ -57,9 +58,35 @@ type Report struct {
 	Message string `json:"message"`
 }
 
+// NodeStatus is what the node tells the API about itself, apart from
+// apply outcomes.
+type NodeStatus struct {
+	// Networks lists every global address of the interfaces in the
+	// daemons' network namespace, with its prefix length, e.g.
+	// "10.0.0.1/24" or "fd00::1/64".
+	Networks []string `json:"networks"`
+	// IPVS has one entry per virtual server of keepalived.d/ipvs.json.
+	IPVS []IPVSStatus `json:"ipvs"`
+}
+
+// IPVSStatus is the scheduler of one IPVS virtual server.
+type IPVSStatus struct {
+	// Key is the service's key from ipvs.json.
+	Key string `json:"key"`
+	// Name is the virtual service's name from ipvs.json.
+	Name string `json:"name"`
+	// SchedulerWanted is the scheduler ipvs.json asks for.
+	SchedulerWanted string `json:"scheduler_wanted"`
+	// SchedulerInForce is the kernel's, "" when the kernel has no such
+	// service.
+	SchedulerInForce string `json:"scheduler_in_force"`
+	// Message says why the two differ; empty when they do not.
+	Message string `json:"message"`
+}
+
 // StatusError is an unexpected HTTP answer from the API.
 type StatusError struct {
-	// Op is the call that failed ("desired" or "report").
+	// Op is the call that failed ("desired", "report" or "status").
 	Op string
 	// Status is the HTTP status code.
 	Status int
@@ -142,6 +169,31 @@ func (c *Client) Report(ctx context.Context, r Report) error {
 	defer drain(resp)
 	if resp.StatusCode/100 != 2 {
 		return statusError("report", resp)
+	}
+	return nil
+}
+
+// Status sends the node's status. Nil lists are sent as empty ones.
+func (c *Client) Status(ctx context.Context, s NodeStatus) error {
+	ctx, cancel := context.WithTimeout(ctx, pollMargin)
+	defer cancel()
+	if s.Networks == nil {
+		s.Networks = []string{}
+	}
+	if s.IPVS == nil {
+		s.IPVS = []IPVSStatus{}
+	}
+	body, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/status/", body)
+	if err != nil {
+		return err
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return statusError("status", resp)
 	}
 	return nil
 }

@@ -149,6 +149,64 @@ func TestReport(t *testing.T) {
 	}
 }
 
+func TestStatus(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		send     NodeStatus
+		wantBody string
+		wantErr  error
+	}{
+		{
+			name:   "networks and a refused scheduler",
+			status: http.StatusNoContent,
+			send: NodeStatus{
+				Networks: []string{"10.0.0.1/24", "fd00::1/64"},
+				IPVS: []IPVSStatus{{
+					Key: "tcp 10.0.0.10:80", Name: "web", SchedulerWanted: "dllc", SchedulerInForce: "wlc",
+					Message: "kernel refused scheduler dllc: no such scheduler",
+				}},
+			},
+			wantBody: `{"networks":["10.0.0.1/24","fd00::1/64"],"ipvs":[{"key":"tcp 10.0.0.10:80","name":"web",` +
+				`"scheduler_wanted":"dllc","scheduler_in_force":"wlc","message":"kernel refused scheduler dllc: no such scheduler"}]}`,
+		},
+		{
+			name:     "nothing known: empty lists, not null",
+			status:   http.StatusNoContent,
+			wantBody: `{"networks":[],"ipvs":[]}`,
+		},
+		{
+			name:     "bad token",
+			status:   http.StatusUnauthorized,
+			wantBody: `{"networks":[],"ipvs":[]}`,
+			wantErr:  ErrUnauthorized,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAPI{status: tt.status}
+			err := newClient(t, f).Status(context.Background(), tt.send)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			got := []string{f.gotAuth, f.gotPath, f.gotBody}
+			want := []string{"Node s3cret", "/api/v1/agent/status/", tt.wantBody}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("[auth, path, body] mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusServerError(t *testing.T) {
+	f := &fakeAPI{status: http.StatusInternalServerError, body: "boom"}
+	err := newClient(t, f).Status(context.Background(), NodeStatus{})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Op != "status" || se.Status != http.StatusInternalServerError {
+		t.Fatalf("error = %v, want StatusError 500 from status", err)
+	}
+}
+
 func TestTruncate(t *testing.T) {
 	tests := []struct {
 		in   string

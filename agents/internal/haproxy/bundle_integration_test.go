@@ -268,7 +268,7 @@ func TestUpgradeFromSingleFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := haproxy.New(bin, nil, store.LiveDir(), store.RunDir())
-	n := &node{manager: m, applier: &apply.Applier{Store: store, Daemon: m}, url: url, port: port}
+	n := &node{manager: m, applier: &apply.Applier{Store: store, HAProxy: m}, url: url, port: port}
 	if err := n.applier.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func newNode(t *testing.T, execPrefix ...string) *node {
 	port := haproxytest.FreePort(t)
 	return &node{
 		manager: m,
-		applier: &apply.Applier{Store: store, Daemon: m},
+		applier: &apply.Applier{Store: store, HAProxy: m},
 		url:     fmt.Sprintf("http://127.0.0.1:%d/", port),
 		port:    port,
 	}

@@ -1,0 +1,120 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+)
+
+// IPVSService is one IPVS virtual server keepalived manages, as listed in
+// keepalived.d/ipvs.json. It is either an address service (Address and
+// Port set, FWMark 0) or a firewall-mark service (FWMark > 0, Address ""
+// and Port 0, Family saying inet or inet6).
+type IPVSService struct {
+	// Key names the service for the API, e.g. "tcp 10.0.0.10:80"; the
+	// agent only echoes it back in its status.
+	Key string `json:"key"`
+	// Name is the virtual service's name in the API, echoed in the status.
+	Name string `json:"name"`
+	// Protocol is "tcp" or "udp".
+	Protocol string `json:"protocol"`
+	// Family is "inet" or "inet6"; empty means inet, or the address's.
+	Family string `json:"family,omitempty"`
+	// Address and Port are the virtual address of an address service.
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+	// FWMark is the firewall mark of a mark service, 0 otherwise.
+	FWMark uint32 `json:"fwmark"`
+	// Scheduler is the kernel scheduler the operator wants, e.g. "dllc".
+	Scheduler string `json:"scheduler"`
+	// KeepalivedScheduler is the scheduler keepalived.conf names, one
+	// keepalived accepts; the agent replaces it with Scheduler in the
+	// kernel where they differ.
+	KeepalivedScheduler string `json:"keepalived_scheduler"`
+}
+
+// IPVS is the content of keepalived.d/ipvs.json.
+type IPVS struct {
+	// Services lists every virtual server keepalived.conf declares.
+	Services []IPVSService `json:"services"`
+}
+
+// schedulerName is what the kernel accepts as a scheduler name
+// (IP_VS_SCHEDNAME_MAXLEN is 16 with the terminating NUL). It also keeps
+// the name safe to print in logs and messages.
+var schedulerName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
+// ParseIPVS parses and validates ipvs.json: keys unique and non-empty,
+// protocols tcp or udp, address services with an IP address and a port
+// from 1 to 65535, mark services with neither, and scheduler names the
+// kernel could know.
+func ParseIPVS(text string) (IPVS, error) {
+	var v IPVS
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return IPVS{}, fmt.Errorf("%s: %w", IPVSFile, err)
+	}
+	seen := map[string]bool{}
+	for i, s := range v.Services {
+		if err := s.validate(); err != nil {
+			return IPVS{}, fmt.Errorf("%s: service %d (%q): %w", IPVSFile, i, s.Key, err)
+		}
+		if seen[s.Key] {
+			return IPVS{}, fmt.Errorf("%s: key %q listed twice", IPVSFile, s.Key)
+		}
+		seen[s.Key] = true
+	}
+	return v, nil
+}
+
+func (s IPVSService) validate() error {
+	switch {
+	case s.Key == "":
+		return fmt.Errorf("empty key")
+	case s.Protocol != "tcp" && s.Protocol != "udp":
+		return fmt.Errorf("protocol %q: want tcp or udp", s.Protocol)
+	case s.Family != "" && s.Family != "inet" && s.Family != "inet6":
+		return fmt.Errorf("family %q: want inet or inet6", s.Family)
+	case !schedulerName.MatchString(s.Scheduler):
+		return fmt.Errorf("scheduler %q: want a name matching %s", s.Scheduler, schedulerName)
+	case !schedulerName.MatchString(s.KeepalivedScheduler):
+		return fmt.Errorf("keepalived_scheduler %q: want a name matching %s", s.KeepalivedScheduler, schedulerName)
+	}
+	if s.FWMark > 0 {
+		if s.Address != "" || s.Port != 0 {
+			return fmt.Errorf("a firewall-mark service has no address or port")
+		}
+		return nil
+	}
+	addr, err := netip.ParseAddr(s.Address)
+	switch {
+	case err != nil || addr.Zone() != "":
+		return fmt.Errorf("address %q: want an IP address", s.Address)
+	case s.Port < 1 || s.Port > 65535:
+		return fmt.Errorf("port %d: want 1 to 65535", s.Port)
+	case s.Family != "" && s.Family != familyOf(addr):
+		return fmt.Errorf("family %q does not match address %s", s.Family, s.Address)
+	}
+	return nil
+}
+
+// AddressFamily is "inet" or "inet6": Family if set, else the address's.
+func (s IPVSService) AddressFamily() string {
+	if s.Family != "" {
+		return s.Family
+	}
+	if addr, err := netip.ParseAddr(s.Address); err == nil {
+		return familyOf(addr)
+	}
+	return "inet"
+}
+
+func familyOf(addr netip.Addr) string {
+	if addr.Is4() {
+		return "inet"
+	}
+	return "inet6"
+}
