@@ -113,7 +113,9 @@ def _check(pool, fwmark):
         "dynamic": check.script_dynamic,
     }
     if check.expect_body and check.expect_body_match == "regex":
-        context["regex"] = check.expect_body
+        # keepalived searches the whole response, status line and headers included: with
+        # (?m) an operator's ^ and $ anchor to a line of the page, as they expect.
+        context["regex"] = f"(?m){check.expect_body}"
     elif check.expect_body and check.expect_body_match == "string":
         context["regex"] = _literal_regex(check.expect_body)
     return context
@@ -229,6 +231,7 @@ def render_keepalived(snap, node):
         "revision": snap.revision,
         "node": node,
         "sync": snap.ipvs_sync,
+        "scripts": any(vs["check"] and vs["check"]["type"] == "script" for vs in virtual_servers),
         "virtual_servers": virtual_servers,
     }
     files = {

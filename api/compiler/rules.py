@@ -181,8 +181,9 @@ KEEPALIVED_TEXT_RE = re.compile(r"\A[\x20\x25-\x26\x28-\x5b\x5d-\x7a\x7c\x7e]{1,
 KEEPALIVED_TEXT_HELP = "Printable ASCII without ! # $ \" ' \\ { } (keepalived's parser gives them meaning)."
 # MISC_CHECK: a program installed on the nodes under one of these directories (root-owned,
 # so an API user can choose among vetted checks but not run arbitrary commands), with
-# plain arguments. keepalived runs it as root: keepalived 2.2's --config-test is killed
-# when a script user is configured, and a configuration we cannot test is not published.
+# plain arguments. keepalived refuses to run a program without enable_script_security, and
+# runs it as root: keepalived 2.2's --config-test is killed (SIGTERM) when the script user
+# is anyone else, and a configuration we cannot test is not published.
 CHECK_SCRIPT_DIRS = ("/etc/fulcrum/checks/", "/usr/lib/fulcrum/checks/")
 CHECK_SCRIPT_RE = re.compile(
     r"\A(/etc/fulcrum/checks/|/usr/lib/fulcrum/checks/)[A-Za-z0-9][A-Za-z0-9_.-]{0,127}"

@@ -234,6 +234,14 @@ def _verify_layer(service, path):
         problems += _within(service.port_end, service.port + 1, rules.PORT_MAX, f"{path}/port_end")
     if service.one_packet_scheduling and service.protocol != "udp":
         problems.append((f"{path}/one_packet_scheduling", "one-packet scheduling is for UDP services"))
+    elif service.one_packet_scheduling and service.forwarding == "nat":
+        # IPVS keeps no connection for such packets, so NAT cannot translate the replies.
+        problems.append(
+            (
+                f"{path}/one_packet_scheduling",
+                "needs direct-routing or tunnel: NAT replies would come back from the members' addresses",
+            )
+        )
     proxy_only = {
         "allow_cidrs": service.allow_cidrs,
         "deny_cidrs": service.deny_cidrs,

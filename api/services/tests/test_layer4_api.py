@@ -32,7 +32,14 @@ class Layer4ServiceTest(APIViewTests, APITestCase):
         self.create_data = [
             {**base, "name": "nat", "port": 80, "forwarding": "nat"},
             {**base, "name": "dr", "port": 80, "vip": "10.0.0.2", "forwarding": "direct-routing"},
-            {**base, "name": "dns", "port": 80, "protocol": "udp", "forwarding": "nat", "one_packet_scheduling": True},
+            {
+                **base,
+                "name": "dns",
+                "port": 80,
+                "protocol": "udp",
+                "forwarding": "direct-routing",
+                "one_packet_scheduling": True,
+            },
             {**base, "name": "range", "port": 8000, "port_end": 8099, "vip": "10.0.0.3", "forwarding": "tunnel"},
         ]
         self.update_data = {"forwarding": "tunnel", "enabled": False}
@@ -43,6 +50,18 @@ class Layer4ServiceTest(APIViewTests, APITestCase):
             ({**base, "name": "r2", "port": 81, "port_end": 90}, "port_end"),  # ranges are IPVS only
             (
                 {**base, "name": "o", "port": 81, "forwarding": "nat", "one_packet_scheduling": True},
+                "one_packet_scheduling",
+            ),
+            # IPVS keeps no connection for one-packet scheduling: NAT could not translate replies.
+            (
+                {
+                    **base,
+                    "name": "n",
+                    "port": 81,
+                    "protocol": "udp",
+                    "forwarding": "nat",
+                    "one_packet_scheduling": True,
+                },
                 "one_packet_scheduling",
             ),
             ({**base, "name": "c", "port": 81, "forwarding": "nat", "allow_cidrs": ["10.0.0.0/8"]}, "allow_cidrs"),
