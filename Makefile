@@ -6,10 +6,10 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
-        test test-unit test-api test-netns test-browser test-vm test-compose lint bench clean
+        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 clean
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 deps: ## install what the appliance needs to run here (apt, venv, npm)
 	@appliance/dev/deps.sh
@@ -68,6 +68,9 @@ lint: db ## ruff, Django checks, migrations and OpenAPI up to date, gofmt/vet, e
 
 bench: deps-test build ## WebBench mix: Fulcrum-compiled HAProxy vs the direct path (medians, ratios)
 	@$(PY) -m tests.bench.webbench
+
+bench-l4: deps-test ## layer 4 in the QEMU guest: IPVS NAT and DR vs HAProxy vs direct (~11 min, ratios)
+	@tests/bench/l4bench.sh
 
 clean: ## remove build outputs and local state (stops the private PostgreSQL)
 	-@$(PY) -m tests.harness.pg stop 2>/dev/null

@@ -29,6 +29,7 @@ readonly BUILD_LOG=$CACHE/build.log
 readonly PACKAGES=(
 	ipvsadm keepalived haproxy
 	iproute2 procps curl python3-minimal busybox kmod iputils-ping
+	nftables socat apache2-utils nginx
 	initramfs-tools zstd ca-certificates
 )
 # Enough to mount the root disk: the initrd carries only these (and their

@@ -12,9 +12,13 @@
 # tests/artifacts/vm/results/. The serial console is kept in
 # tests/artifacts/vm/console.log.
 #
-# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 600),
+# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 900),
 # FULCRUM_VM_TEST_TIMEOUT (s, each test, default 300), FULCRUM_VM_MEMORY
-# (MiB, default 1024), FULCRUM_VM_CPUS (default 2).
+# (MiB, default 1024), FULCRUM_VM_CPUS (default 2), FULCRUM_VM_ARTIFACTS
+# (directory for console.log and results/, default tests/artifacts/vm),
+# FULCRUM_VM_ICOUNT (QEMU -icount, e.g. shift=1: guest time from the
+# instruction count, for benchmarks; off by default); FULCRUM_BENCH_L4_*
+# variables reach the guest's environment.
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure, on a
 # timeout, or when no test ran.
@@ -24,10 +28,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly HERE
 REPO=$(cd "$HERE/../.." && pwd)
 readonly REPO
-readonly ARTIFACTS=$REPO/tests/artifacts/vm
+readonly ARTIFACTS=${FULCRUM_VM_ARTIFACTS:-$REPO/tests/artifacts/vm}
 readonly RESULTS=$ARTIFACTS/results
 readonly CONSOLE_LOG=$ARTIFACTS/console.log
-readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-600}
+readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-900}
 readonly MEMORY=${FULCRUM_VM_MEMORY:-1024}
 readonly CPUS=${FULCRUM_VM_CPUS:-2}
 readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-300}
@@ -36,6 +40,7 @@ log() { echo "vm/run: $*" >&2; }
 
 # select_tests [ARG...]: fills tests[] with names such as test_ipvs_nat, from
 # test_ipvs_nat, ipvs_nat or guest/test_ipvs_nat.sh; all tests without ARGs.
+# Guest scripts outside the test_*.sh pattern (bench_l4) run only when named.
 select_tests() {
 	local arg name
 	tests=()
@@ -45,7 +50,7 @@ select_tests() {
 	fi
 	for arg in "$@"; do
 		name=$(basename "$arg" .sh)
-		[[ $name == test_* ]] || name=test_$name
+		[[ $name == test_* || -f $HERE/guest/$name.sh ]] || name=test_$name
 		[[ -f $HERE/guest/$name.sh ]] || { log "no such test: $HERE/guest/$name.sh"; exit 2; }
 		tests+=("$name")
 	done
@@ -70,10 +75,16 @@ boot_guest() {
 		# The kernel hands unknown NAME=value words to init as environment.
 		"FULCRUM_VM_TEST_TIMEOUT=$TEST_TIMEOUT"
 	)
+	# Settings of guest benchmarks (bench_l4.sh) travel the same way.
+	local var icount=()
+	for var in $(compgen -v FULCRUM_BENCH_L4_); do append+=("$var=${!var}"); done
+	# Guest time from the instruction count: what the guest measures no longer
+	# depends on how much of the host it gets (benchmarks).
+	[[ -z ${FULCRUM_VM_ICOUNT:-} ]] || icount=(-icount "$FULCRUM_VM_ICOUNT")
 	trap stop_qemu EXIT
 	trap 'exit 130' INT TERM
 	timeout --kill-after=10 "$TIMEOUT" \
-		qemu-system-x86_64 -accel tcg -cpu max -smp "$CPUS" -m "$MEMORY" \
+		qemu-system-x86_64 -accel tcg -cpu max -smp "$CPUS" -m "$MEMORY" "${icount[@]}" \
 		-nographic -no-reboot -nic none \
 		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
 		-append "${append[*]}" \
@@ -117,11 +128,30 @@ report() {
 }
 
 # build_guest_binaries: programs the guest cannot build itself (it has no Go),
-# compiled on the host into the results share, which the guest sees as /results.
-# The agent's real-HAProxy tests run there against trixie's HAProxy 3.0.
+# compiled on the host into the results share, which the guest sees as
+# /results/bin: every command under agents/cmd, and a test binary
+# (<package leaf>.test) for each package listed in guest-test-packages, so that
+# agent tests that need the guest's kernel or daemons run there.
 build_guest_binaries() {
+	local pkg
 	mkdir -p "$RESULTS/bin"
-	(cd "$REPO/agents" && CGO_ENABLED=0 go test -c -o "$RESULTS/bin/haproxy.test" ./internal/haproxy)
+	(cd "$REPO/agents" && CGO_ENABLED=0 go build -o "$RESULTS/bin/" ./cmd/...)
+	while read -r pkg; do
+		[[ -n $pkg && $pkg != \#* ]] || continue
+		(cd "$REPO/agents" && CGO_ENABLED=0 go test -c -o "$RESULTS/bin/$(basename "$pkg").test" "./$pkg")
+	done <"$HERE/guest-test-packages"
+}
+
+# render_l4_cases: the keepalived (and HAProxy) files of the layer-4 cases
+# (tests/vm/l4/*.json), made by the repository's compiler on the host, into
+# the results share: the guest sees them as /results/l4/<case>/.
+render_l4_cases() {
+	local python=$REPO/.venv/bin/python
+	[[ -x $python ]] || {
+		log "$python is missing: the layer-4 cases are rendered by the compiler in the venv (make deps)"
+		exit 1
+	}
+	"$python" "$HERE/render-l4.py" "$RESULTS/l4" >&2
 }
 
 main() {
@@ -135,9 +165,8 @@ main() {
 	rm -rf "$RESULTS"
 	mkdir -p "$RESULTS"
 	printf '%s\n' "${tests[@]}" >"$RESULTS/selected"
-	if [[ " ${tests[*]} " == *" test_agent_haproxy30 "* ]]; then
-		build_guest_binaries
-	fi
+	build_guest_binaries
+	render_l4_cases
 
 	log "booting $(cat "$image/kernel-release") under TCG for: ${tests[*]}"
 	local start=$SECONDS qemu_rc=0

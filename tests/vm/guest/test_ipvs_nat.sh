@@ -34,8 +34,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 n0() { pretty director "$*"; "$@"; }
 on_client() { pretty client "$*"; ip netns exec "$client" "$@"; }
 
+FORWARD_BEFORE=$(sysctl -n net.ipv4.ip_forward)
+readonly FORWARD_BEFORE
+
 cleanup() {
 	set +e
+	sysctl -qw "net.ipv4.ip_forward=$FORWARD_BEFORE"  # later tests share this boot
 	ipvsadm -D -t "$VIP:80" 2>/dev/null
 	local ns
 	for ns in "$client" "$rs1" "$rs2"; do

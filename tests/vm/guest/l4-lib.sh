@@ -1,0 +1,309 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# Shared by the layer-4 guest scripts (test_l4_*.sh, bench_l4.sh); sourced, not
+# run. Every node of a topology is a network namespace: the director runs
+# keepalived on a case rendered by Fulcrum's compiler on the host
+# (tests/vm/render-l4.py -> /results/l4/<case>/), the real servers run nginx
+# (and socat for UDP) answering with their own name, the client sends traffic.
+#
+# The caller sets WORK (a scratch directory of its own) and calls l4_cleanup
+# from its EXIT trap: it stops what these helpers started and deletes the
+# namespaces registered with add_ns.
+
+readonly L4_CASES=/results/l4
+L4_NAMESPACES=()
+L4_KEEPALIVED_PID=
+
+pretty() { echo -e "\x1b[32m\x1b[1m[+] $1:\x1b[0m $2"; }
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+# on NS CMD...: runs CMD in NS, printing it first
+on() {
+	local ns=$1
+	shift
+	pretty "$ns" "$*"
+	ip netns exec "$ns" "$@"
+}
+
+# now_ms: monotonic enough for timing checks (the guest clock does not jump)
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	echo $((t / 1000))
+}
+
+# seconds_since START_MS: "2.4", elapsed seconds with one decimal
+seconds_since() {
+	local ms=$(($(now_ms) - $1))
+	printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+add_ns() {
+	ip netns add "$1"
+	ip -n "$1" link set lo up
+	L4_NAMESPACES+=("$1")
+}
+
+# veth NS_A DEV_A NS_B DEV_B: a veth pair between two namespaces, both ends up
+veth() {
+	ip link add name "$2" netns "$1" type veth peer name "$4" netns "$3"
+	ip -n "$1" link set dev "$2" up
+	ip -n "$3" link set dev "$4" up
+}
+
+# start_web NS NAME: nginx in NS. GET / on port 80 answers NAME; ports 8000 and
+# 8050 answer NAME:PORT; /health serves $WORK/NS/www/health ("status: ok" until
+# a test changes it); /static.html is a 605-byte file whose last line is NAME,
+# for the benchmark.
+start_web() {
+	local ns=$1 name=$2
+	local dir=$WORK/$ns
+	mkdir -p "$dir/www" "$dir/tmp"
+	[[ -f $dir/www/health ]] || echo "status: ok" >"$dir/www/health"
+	head -c 600 /dev/zero | tr '\0' 'x' >"$dir/www/static.html"
+	printf '\n%s\n' "$name" >>"$dir/www/static.html"
+	# nginx's workers run as www-data: they must reach the files
+	chmod a+rx "$WORK"
+	chmod -R a+rX "$dir"
+	cat >"$dir/nginx.conf" <<-EOF
+		worker_processes 1;
+		pid $dir/nginx.pid;
+		error_log $dir/error.log warn;
+		events { worker_connections 1024; }
+		http {
+		    access_log off;
+		    client_body_temp_path $dir/tmp/body;
+		    proxy_temp_path $dir/tmp/proxy;
+		    fastcgi_temp_path $dir/tmp/fastcgi;
+		    uwsgi_temp_path $dir/tmp/uwsgi;
+		    scgi_temp_path $dir/tmp/scgi;
+		    keepalive_requests 100000;
+		    default_type text/plain;
+		    server {
+		        listen 80;
+		        root $dir/www;
+		        location = / { return 200 "$name\n"; }
+		    }
+		    server {
+		        listen 8000;
+		        listen 8050;
+		        location / { return 200 "$name:\$server_port\n"; }
+		    }
+		}
+	EOF
+	ip netns exec "$ns" nginx -q -c "$dir/nginx.conf" -e "$dir/error.log" ||
+		fail "nginx did not start in $ns: $(cat "$dir/error.log" 2>/dev/null)"
+}
+
+# stop_web NS: stops NS's nginx and waits until port 80 is closed
+stop_web() {
+	local ns=$1 pid
+	pid=$(cat "$WORK/$ns/nginx.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	fail "nginx in $ns did not stop"
+}
+
+# start_udp_name NS NAME PORT [ADDRESS]: answers every datagram on PORT with
+# NAME. Bound to ADDRESS when given, so that a direct-routing real server
+# answers from the VIP (its socket would otherwise pick its own address).
+start_udp_name() {
+	local ns=$1 name=$2 port=$3 bind=${4:+,bind=$4}
+	ip netns exec "$ns" socat "UDP4-RECVFROM:$port$bind,reuseaddr,fork" "EXEC:echo $name" </dev/null \
+		>"$WORK/$ns.socat.log" 2>&1 &
+}
+
+# http_get NS URL [CURL ARGS...]: the body, or fails the test
+http_get() {
+	local ns=$1 url=$2
+	shift 2
+	ip netns exec "$ns" curl -fsS --max-time 5 "$@" "$url" || fail "GET $url from $ns failed"
+}
+
+# wait_http NS URL: until URL answers (topology check before IPVS is involved)
+wait_http() {
+	local ns=$1 url=$2
+	for _ in $(seq 50); do
+		ip netns exec "$ns" curl -fs --max-time 2 -o /dev/null "$url" && return 0
+		sleep 0.2
+	done
+	fail "$url never answered from $ns"
+}
+
+# udp_ask NS HOST PORT COUNT [same|each]: COUNT datagrams, one answer printed
+# per line; from ONE client socket (one source port: "same", the default) or
+# from a new socket each time ("each"). With one source port IPVS keeps every
+# datagram on one real server, unless one-packet scheduling is on. An answer
+# from another address than HOST is printed as ANSWER@ADDRESS:PORT (a client
+# that checks where its answer comes from would drop it).
+udp_ask() {
+	ip netns exec "$1" python3 - "$2" "$3" "$4" "${5:-same}" <<-'EOF'
+		import socket, sys
+		host, port, count, ports = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+		def client(source_port):
+		    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+		    s.settimeout(5)
+		    s.bind(("0.0.0.0", source_port))
+		    return s
+		s = client(40053)
+		for i in range(count):
+		    if ports == "each":
+		        s.close()
+		        s = client(0)
+		    s.sendto(b"who\n", (host, port))
+		    try:
+		        data, source = s.recvfrom(256)
+		    except TimeoutError:
+		        print("timeout")
+		        continue
+		    answer = data.decode().strip()
+		    print(answer if source == (host, port) else f"{answer}@{source[0]}:{source[1]}")
+	EOF
+}
+
+# start_keepalived NS CASE: keepalived in the foreground of a background job in
+# NS, on the files the compiler rendered for CASE; the case's nftables file
+# (port-range marks) is loaded first, as the node agent does.
+start_keepalived() {
+	local ns=$1 case=$2
+	local dir=$L4_CASES/$case run=$WORK/keepalived-$case
+	[[ -f $dir/keepalived.conf ]] || fail "$dir/keepalived.conf is missing: run.sh renders it (render-l4.py)"
+	mkdir -p "$run"
+	pretty "$ns" "keepalived on $dir/keepalived.conf"
+	sed 's/^/    | /' "$dir/keepalived.conf"
+	if [[ -f $dir/keepalived.d/fulcrum.nft ]]; then
+		on "$ns" nft -f "$dir/keepalived.d/fulcrum.nft"
+	fi
+	ip netns exec "$ns" keepalived -n -l -D -f "$dir/keepalived.conf" \
+		-p "$run/keepalived.pid" -c "$run/checkers.pid" -r "$run/vrrp.pid" \
+		</dev/null >"$run/keepalived.log" 2>&1 &
+	L4_KEEPALIVED_PID=$!
+	L4_KEEPALIVED_LOG=$run/keepalived.log
+}
+
+stop_keepalived() {
+	local pid=$L4_KEEPALIVED_PID
+	[[ -n $pid ]] || return 0
+	L4_KEEPALIVED_PID=
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+show_keepalived_log() {
+	[[ -n ${L4_KEEPALIVED_LOG:-} && -f $L4_KEEPALIVED_LOG ]] || return 0
+	echo "---- keepalived log (last 40 lines) ----"
+	tail -n 40 "$L4_KEEPALIVED_LOG"
+	echo "----"
+}
+
+# ipvs NS ARGS...: ipvsadm -Ln ARGS in NS (numeric, no printing)
+ipvs() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" ipvsadm -Ln "$@"
+}
+
+# real_servers NS SERVICE: "ADDRESS:PORT WEIGHT" per real server of SERVICE
+# ("-t VIP:PORT", "-u VIP:PORT" or "-f MARK")
+real_servers() {
+	local ns=$1
+	shift
+	ipvs "$ns" "$@" 2>/dev/null | awk '$1 == "->" && $2 != "RemoteAddress:Port" { print $2, $4 }'
+}
+
+# has_real_server NS SERVICE ADDRESS:PORT [WEIGHT]: SERVICE ("-t VIP:PORT")
+# lists the real server (with that weight)
+has_real_server() {
+	local ns=$1 svc=$2 rs=$3 weight=${4:-}
+	# shellcheck disable=SC2086 # SERVICE is two words on purpose
+	real_servers "$ns" $svc | awk -v rs="$rs" -v w="$weight" \
+		'$1 == rs && (w == "" || $2 == w) { found = 1 } END { exit !found }'
+}
+
+lacks_real_server() { ! has_real_server "$@"; }
+
+# wait_until LIMIT_S WHAT CMD...: polls CMD every 0.2 s; fails after LIMIT_S.
+# Sets WAITED to the seconds it took (one decimal).
+wait_until() {
+	local limit=$1 what=$2
+	shift 2
+	local start
+	start=$(now_ms)
+	until "$@"; do
+		if (($(now_ms) - start > limit * 1000)); then
+			show_keepalived_log
+			fail "$what: not within $limit s"
+		fi
+		sleep 0.2
+	done
+	WAITED=$(seconds_since "$start")
+}
+
+# wait_for_services NS COUNT: until keepalived has put COUNT virtual services
+# into IPVS (its start-up takes a few seconds under TCG)
+services_at_least() {
+	(($(ipvs "$1" | grep -cE '^(TCP|UDP|FWM) ') >= $2))
+}
+
+wait_for_services() {
+	local ns=$1 count=$2
+	wait_until 60 "keepalived setting up $count virtual services" services_at_least "$ns" "$count"
+	pretty "$ns" "keepalived set up $count virtual services in $WAITED s"
+	ipvs "$ns"
+}
+
+# expect_answers WHAT EXPECTED ACTUAL...: the answers, in order, are exactly EXPECTED
+expect_answers() {
+	local what=$1 expected=$2
+	shift 2
+	local actual="$*"
+	[[ $actual == "$expected" ]] || fail "$what: expected '$expected', got '$actual'"
+	pretty ok "$what: $actual"
+}
+
+# expect_alternating WHAT ANSWERS: rs1 and rs2 strictly alternate (rr)
+expect_alternating() {
+	local what=$1 prev='' answer
+	for answer in $2; do
+		[[ $answer == rs1 || $answer == rs2 ]] || fail "$what: unexpected answer '$answer' in: $2"
+		[[ $answer != "$prev" ]] || fail "$what: $answer twice in a row: $2"
+		prev=$answer
+	done
+	[[ -n $prev ]] || fail "$what: no answers"
+	pretty ok "$what alternate: $2"
+}
+
+# expect_counts WHAT RS1 RS2 ANSWERS: rs1 answered RS1 times, rs2 RS2 times
+expect_counts() {
+	local what=$1 want1=$2 want2=$3 answers=$4
+	local n1 n2
+	n1=$(tr ' ' '\n' <<<"$answers" | grep -cx rs1 || true)
+	n2=$(tr ' ' '\n' <<<"$answers" | grep -cx rs2 || true)
+	((n1 == want1 && n2 == want2)) || fail "$what: rs1 $n1, rs2 $n2 (want $want1:$want2): $answers"
+	pretty ok "$what: rs1 $n1, rs2 $n2: $answers"
+}
+
+l4_cleanup() {
+	set +e
+	stop_keepalived
+	local ns
+	for ns in "${L4_NAMESPACES[@]}"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+	done
+	sleep 0.5
+	for ns in "${L4_NAMESPACES[@]}"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
