@@ -212,6 +212,14 @@ class Layer4RevisionTest(APITestCase):
         self.assertEqual([(s["name"], s["scheduler"]) for s in ipvs], [("nat", "dllc")])
         self.assertNotIn("pool-l4", files["haproxy.cfg"])  # IPVS pools are not HAProxy backends
 
+    def test_member_runtime_change_reaches_keepalived(self):
+        self.assertEqual(self.client.post("/api/v1/revisions/", {}, format="json").status_code, 201)
+        rs1 = Member.objects.get(name="rs1")
+        response = self.client.post(f"/api/v1/members/{rs1.pk}/runtime/", {"state": "drain"}, format="json")
+        self.assertEqual(response.status_code, 200, response.data)
+        conf = NodeRevision.objects.get(node=self.node, revision__number=2).files["keepalived.conf"]
+        self.assertRegex(conf, r"real_server 10.0.2.1 80 \{\n\s+weight 0\n")  # drained: IPVS quiescing
+
     def test_warnings_come_from_the_nodes_reports(self):
         status = {
             "networks": ["10.0.2.254/24", "fd00::1/64"],
