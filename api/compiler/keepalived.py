@@ -108,7 +108,6 @@ def _check(pool, fwmark):
         "regex": "",
         "dns_type": check.dns_type,
         "dns_name": check.dns_name,
-        "script": check.script,
         "misc_timeout": max(1, -(-check.timeout_ms // 1000)),
         "dynamic": check.script_dynamic,
     }
@@ -137,7 +136,11 @@ def _virtual_server(service, pool, mark):
     scheduler = IPVS_SCHEDULER[pool.algorithm]
     flags = []
     if scheduler in HASH_SCHEDULERS:
-        flags = [f"{scheduler}-{flag}" for flag in ("port", "fallback") if getattr(pool, f"hash_{flag}")]
+        # A drained or quiesced member has weight 0: without fallback the clients that hash
+        # to it would be refused instead of moving, which is not what drain means.
+        weight_zero = pool.on_failure == "quiesce" or any(m.state == "drain" for m in pool.members)
+        wanted = {"port": pool.hash_port, "fallback": pool.hash_fallback or weight_zero}
+        flags = [f"{scheduler}-{flag}" for flag in ("port", "fallback") if wanted[flag]]
     if service.one_packet_scheduling:
         flags.append("ops")
     members = [m for m in pool.members if m.state != "disabled"]
@@ -157,6 +160,9 @@ def _virtual_server(service, pool, mark):
         "real_servers": [
             {
                 "member": m,
+                # Like F5's external monitors: the program gets the member's address and port
+                # first (keepalived itself passes nothing), then the operator's arguments.
+                "script": _script_for(pool, m),
                 # Drain is IPVS's quiescing: weight 0 takes no new connections, keeps the old.
                 "weight": 0 if m.state == "drain" else m.weight,
                 "method": IPVS_METHOD[m.forwarding] if m.forwarding else "",
@@ -165,6 +171,14 @@ def _virtual_server(service, pool, mark):
             if not m.backup
         ],
     }
+
+
+def _script_for(pool, member):
+    check = pool.health_check
+    if check is None or check.type != "script":
+        return ""
+    program, _, arguments = check.script.partition(" ")
+    return " ".join(w for w in (program, member.address, str(member.port), arguments) if w)
 
 
 def _key(vs):

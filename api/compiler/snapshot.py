@@ -42,7 +42,9 @@ class HealthCheck:
     omega: bool = False
     dns_type: str = "SOA"  # dns: query type and name; the check passes on an answer
     dns_name: str = "."
-    script: str = ""  # script: program (under CHECK_SCRIPT_DIRS) and arguments; exit 0 = up
+    # script: program (under CHECK_SCRIPT_DIRS) and arguments; it is run per member with the
+    # member's address and port before those arguments; exit 0 = up
+    script: str = ""
     script_dynamic: bool = False  # script: exit status 2..255 sets the weight to status - 2
 
 
@@ -106,7 +108,8 @@ class Pool:
     # Served (503) when no member can take the request; "" = HAProxy's own page.
     maintenance_page: str = ""
     # Layer 4: source-hash / maglev-hash also hash the source port, and skip a member
-    # that is unavailable (weight 0) instead of failing the connection.
+    # that is unavailable (weight 0) instead of failing the connection (always on while a
+    # member is drained or failed members are quiesced).
     hash_port: bool = False
     hash_fallback: bool = False
     on_failure: str = "remove"  # layer 4: remove | quiesce (keep with weight 0)

@@ -70,7 +70,9 @@ class Pool(models.Model):
     # Layer 4 (IPVS).
     hash_port = models.BooleanField(default=False, help_text="source-hash / maglev-hash: hash the source port too.")
     hash_fallback = models.BooleanField(
-        default=False, help_text="source-hash / maglev-hash: pick another member when the hashed one is unavailable."
+        default=False,
+        help_text="source-hash / maglev-hash: pick another member when the hashed one is unavailable "
+        "(always on while a member is drained or failed members are quiesced).",
     )
     on_failure = models.CharField(
         max_length=8,
@@ -188,7 +190,8 @@ class HealthCheck(models.Model):
         max_length=1024,
         blank=True,
         validators=[v.validate_check_script],
-        help_text="Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up.",
+        help_text="Script checks: a program under /etc/fulcrum/checks/ and its arguments; it runs per member "
+        "with the member's address and port as its first two arguments; exit 0 = up.",
     )
     script_dynamic = models.BooleanField(
         default=False, help_text="Script checks: an exit status of 2-255 sets the member's weight to status - 2."

@@ -100,3 +100,24 @@ def test_warnings_judge_members_by_the_nodes_networks():
     assert "web-tun" not in warnings  # tunnels cross networks by design
     assert "web-dr" not in warnings  # its members, the NAT one too, are on lb1's networks
     assert service_warnings(snap, {}).get("web-nat") is None  # no reports, no guesses
+
+
+def test_a_drained_member_of_a_hash_pool_lets_its_clients_fall_back():
+    data = _snapshot()
+    pool = next(p for p in data["pools"] if p["name"] == "range")  # maglev-hash, hash_port only
+    text = _render(data)["keepalived.conf"].decode()
+    assert "mh-fallback" not in text
+    pool["members"][0]["state"] = "drain"
+    assert "mh-fallback" in _render(data)["keepalived.conf"].decode()
+
+
+def test_a_script_check_runs_per_member_with_its_address_and_port_first():
+    data = json.loads((GOLDEN / "l4-checks" / "input.json").read_text())
+    pool = next(p for p in data["pools"] if p["name"] == "script")
+    pool["members"].append({"name": "mx2", "address": "10.77.3.2", "port": 2525, "weight": 10, "state": "enabled"})
+    text = _render(data)["keepalived.conf"].decode()
+    paths = re.findall(r'misc_path "([^"]+)"', text)
+    assert paths == [
+        "/etc/fulcrum/checks/smtp-banner 10.77.2.2 25 --port=25 --expect=ESMTP",
+        "/etc/fulcrum/checks/smtp-banner 10.77.3.2 2525 --port=25 --expect=ESMTP",
+    ]

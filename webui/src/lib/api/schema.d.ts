@@ -737,7 +737,7 @@ export interface components {
             dns_type?: components["schemas"]["DnsTypeEnum"];
             /** @description DNS checks: the name queried. */
             dns_name?: string;
-            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up. */
+            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; it runs per member with the member's address and port as its first two arguments; exit 0 = up. */
             script?: string;
             /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
             script_dynamic?: boolean;
@@ -776,7 +776,7 @@ export interface components {
             dns_type?: components["schemas"]["DnsTypeEnum"];
             /** @description DNS checks: the name queried. */
             dns_name?: string;
-            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up. */
+            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; it runs per member with the member's address and port as its first two arguments; exit 0 = up. */
             script?: string;
             /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
             script_dynamic?: boolean;
@@ -1232,7 +1232,7 @@ export interface components {
             dns_type?: components["schemas"]["DnsTypeEnum"];
             /** @description DNS checks: the name queried. */
             dns_name?: string;
-            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; exit 0 = up. */
+            /** @description Script checks: a program under /etc/fulcrum/checks/ and its arguments; it runs per member with the member's address and port as its first two arguments; exit 0 = up. */
             script?: string;
             /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
             script_dynamic?: boolean;
@@ -1337,7 +1337,7 @@ export interface components {
             maintenance_page?: string;
             /** @description source-hash / maglev-hash: hash the source port too. */
             hash_port?: boolean;
-            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable. */
+            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable (always on while a member is drained or failed members are quiesced). */
             hash_fallback?: boolean;
             /**
              * @description Layer 4: what a failed health check does to a member.
@@ -1547,7 +1547,7 @@ export interface components {
             maintenance_page?: string;
             /** @description source-hash / maglev-hash: hash the source port too. */
             hash_port?: boolean;
-            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable. */
+            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable (always on while a member is drained or failed members are quiesced). */
             hash_fallback?: boolean;
             /**
              * @description Layer 4: what a failed health check does to a member.
@@ -1599,7 +1599,7 @@ export interface components {
             maintenance_page?: string;
             /** @description source-hash / maglev-hash: hash the source port too. */
             hash_port?: boolean;
-            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable. */
+            /** @description source-hash / maglev-hash: pick another member when the hashed one is unavailable (always on while a member is drained or failed members are quiesced). */
             hash_fallback?: boolean;
             /**
              * @description Layer 4: what a failed health check does to a member.
