@@ -53,12 +53,13 @@ veth() {
 	ip -n "$3" link set dev "$4" up
 }
 
-# start_web NS NAME: nginx in NS. GET / on port 80 answers NAME; ports 8000 and
-# 8050 answer NAME:PORT; /health serves $WORK/NS/www/health ("status: ok" until
-# a test changes it); /static.html is a 605-byte file whose last line is NAME,
-# for the benchmark.
+# start_web NS NAME [EXTRA]: nginx in NS. GET / on port 80 answers NAME; ports
+# 8000 and 8050 answer NAME:PORT; /health serves $WORK/NS/www/health ("status:
+# ok" until a test changes it); /static.html is a 605-byte file whose last line
+# is NAME, for the benchmark. EXTRA, when given, is more configuration for the
+# http block (a test's own server blocks: TLS, IPv6).
 start_web() {
-	local ns=$1 name=$2
+	local ns=$1 name=$2 extra=${3:-}
 	local dir=$WORK/$ns
 	mkdir -p "$dir/www" "$dir/tmp"
 	[[ -f $dir/www/health ]] || echo "status: ok" >"$dir/www/health"
@@ -91,6 +92,7 @@ start_web() {
 		        listen 8050;
 		        location / { return 200 "$name:\$server_port\n"; }
 		    }
+		$extra
 		}
 	EOF
 	ip netns exec "$ns" nginx -q -c "$dir/nginx.conf" -e "$dir/error.log" ||
@@ -118,6 +120,13 @@ start_udp_name() {
 		>"$WORK/$ns.socat.log" 2>&1 &
 }
 
+# start_udp_name6 NS NAME PORT: start_udp_name over IPv6
+start_udp_name6() {
+	local ns=$1 name=$2 port=$3
+	ip netns exec "$ns" socat "UDP6-RECVFROM:$port,reuseaddr,fork" "EXEC:echo $name" </dev/null \
+		>"$WORK/$ns.socat6.log" 2>&1 &
+}
+
 # http_get NS URL [CURL ARGS...]: the body, or fails the test
 http_get() {
 	local ns=$1 url=$2
@@ -135,20 +144,22 @@ wait_http() {
 	fail "$url never answered from $ns"
 }
 
-# udp_ask NS HOST PORT COUNT [same|each]: COUNT datagrams, one answer printed
-# per line; from ONE client socket (one source port: "same", the default) or
-# from a new socket each time ("each"). With one source port IPVS keeps every
-# datagram on one real server, unless one-packet scheduling is on. An answer
-# from another address than HOST is printed as ANSWER@ADDRESS:PORT (a client
-# that checks where its answer comes from would drop it).
+# udp_ask NS HOST PORT COUNT [same|each]: COUNT datagrams to HOST (IPv4 or
+# IPv6), one answer printed per line; from ONE client socket (one source port:
+# "same", the default) or from a new socket each time ("each"). With one source
+# port IPVS keeps every datagram on one real server, unless one-packet
+# scheduling is on. An answer from another address than HOST is printed as
+# ANSWER@ADDRESS:PORT (a client that checks where its answer comes from would
+# drop it).
 udp_ask() {
 	ip netns exec "$1" python3 - "$2" "$3" "$4" "${5:-same}" <<-'EOF'
 		import socket, sys
 		host, port, count, ports = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+		family, anywhere = (socket.AF_INET6, "::") if ":" in host else (socket.AF_INET, "0.0.0.0")
 		def client(source_port):
-		    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+		    s = socket.socket(family, socket.SOCK_DGRAM)
 		    s.settimeout(5)
-		    s.bind(("0.0.0.0", source_port))
+		    s.bind((anywhere, source_port))
 		    return s
 		s = client(40053)
 		for i in range(count):
@@ -162,28 +173,49 @@ udp_ask() {
 		        print("timeout")
 		        continue
 		    answer = data.decode().strip()
-		    print(answer if source == (host, port) else f"{answer}@{source[0]}:{source[1]}")
+		    print(answer if source[:2] == (host, port) else f"{answer}@{source[0]}:{source[1]}")
 	EOF
 }
 
-# start_keepalived NS CASE: keepalived in the foreground of a background job in
-# NS, on the files the compiler rendered for CASE; the case's nftables file
-# (port-range marks) is loaded first, as the node agent does.
+# start_keepalived NS CASE [CONF]: keepalived in the foreground of a background
+# job in NS, on the files the compiler rendered for CASE; the case's nftables
+# file (port-range marks) is loaded first, as the node agent does. With CONF,
+# CASE's keepalived.conf is copied there first and keepalived reads the copy,
+# which reload_keepalived can replace.
 start_keepalived() {
 	local ns=$1 case=$2
 	local dir=$L4_CASES/$case run=$WORK/keepalived-$case
+	local conf=${3:-$dir/keepalived.conf}
 	[[ -f $dir/keepalived.conf ]] || fail "$dir/keepalived.conf is missing: run.sh renders it (render-l4.py)"
 	mkdir -p "$run"
-	pretty "$ns" "keepalived on $dir/keepalived.conf"
+	if [[ $conf != "$dir/keepalived.conf" ]]; then
+		cp "$dir/keepalived.conf" "$conf"
+		L4_KEEPALIVED_CONF=$conf
+	fi
+	pretty "$ns" "keepalived on $dir/keepalived.conf${3:+ (copied to $conf)}"
 	sed 's/^/    | /' "$dir/keepalived.conf"
 	if [[ -f $dir/keepalived.d/fulcrum.nft ]]; then
 		on "$ns" nft -f "$dir/keepalived.d/fulcrum.nft"
 	fi
-	ip netns exec "$ns" keepalived -n -l -D -f "$dir/keepalived.conf" \
+	ip netns exec "$ns" keepalived -n -l -D -f "$conf" \
 		-p "$run/keepalived.pid" -c "$run/checkers.pid" -r "$run/vrrp.pid" \
 		</dev/null >"$run/keepalived.log" 2>&1 &
 	L4_KEEPALIVED_PID=$!
 	L4_KEEPALIVED_LOG=$run/keepalived.log
+}
+
+# reload_keepalived CASE: CASE's keepalived.conf replaces the copy keepalived
+# was started on (start_keepalived NS CASE CONF), then SIGHUP: a reload in the
+# same process, as the node agent applies a new revision. Prints the difference.
+reload_keepalived() {
+	local new=$L4_CASES/$1/keepalived.conf
+	[[ -n $L4_KEEPALIVED_PID && -n ${L4_KEEPALIVED_CONF:-} ]] ||
+		fail "reload_keepalived: keepalived was not started on a copy (start_keepalived NS CASE CONF)"
+	[[ -f $new ]] || fail "$new is missing: run.sh renders it (render-l4.py)"
+	pretty keepalived "reload on $new (SIGHUP to $L4_KEEPALIVED_PID); the change:"
+	diff -u "$L4_KEEPALIVED_CONF" "$new" | sed 's/^/    | /' || true
+	cp "$new" "$L4_KEEPALIVED_CONF"
+	kill -HUP "$L4_KEEPALIVED_PID"
 }
 
 stop_keepalived() {
@@ -231,6 +263,33 @@ has_real_server() {
 }
 
 lacks_real_server() { ! has_real_server "$@"; }
+
+# conns NS SERVICE ADDRESS:PORT: "ACTIVE INACTIVE", the real server's connection
+# counts in SERVICE ("-t VIP:PORT"); "0 0" when it is not there
+conns() {
+	local ns=$1 svc=$2 rs=$3
+	# shellcheck disable=SC2086 # SERVICE is two words on purpose
+	ipvs "$ns" $svc 2>/dev/null | awk -v rs="$rs" \
+		'$1 == "->" && $2 == rs { a = $5; i = $6 } END { print a + 0, i + 0 }'
+}
+
+# active_conns NS SERVICE ADDRESS:PORT: the real server's active connections
+active_conns() {
+	local counts
+	counts=$(conns "$@")
+	echo "${counts% *}"
+}
+
+# hold_tcp NS HOST PORT [SOURCE]: an idle TCP connection from NS to HOST:PORT
+# (from SOURCE), kept open in the background; its pid goes to HELD_PID. Kill it
+# to close the connection (l4_cleanup kills what is left).
+hold_tcp() {
+	local ns=$1 host=$2 port=$3 bind=${4:+,bind=$4}
+	pretty "$ns" "holding an idle connection to $host:$port${4:+ from $4}"
+	ip netns exec "$ns" socat -u "TCP:$host:$port$bind" /dev/null </dev/null &
+	# shellcheck disable=SC2034 # for the caller
+	HELD_PID=$!
+}
 
 # wait_until LIMIT_S WHAT CMD...: polls CMD every 0.2 s; fails after LIMIT_S.
 # Sets WAITED to the seconds it took (one decimal).
