@@ -152,8 +152,10 @@ check_sh() {
 
 check_sh_port() {
 	local port answers=()
-	for port in 41001 41002 41003 41004 41005 41006 41007 41008; do
-		answers+=("$(ask 84 --local-port "$port")")
+	# Below the ephemeral range (32768-60999), so no earlier connection's
+	# TIME_WAIT holds them; a few spare ports each, in case one is taken.
+	for port in 20000 20010 20020 20030 20040 20050 20060 20070; do
+		answers+=("$(ask 84 --local-port "$port-$((port + 9))")")
 	done
 	[[ " ${answers[*]} " == *" rs1 "* && " ${answers[*]} " == *" rs2 "* ]] ||
 		fail "sh-port: 8 source ports of one address all went to ${answers[0]}"
