@@ -6,7 +6,6 @@
 package haproxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/clock"
+	"fulcrum/agents/internal/process"
 )
 
 // Environment variables through which rendered configurations find their
@@ -139,25 +139,11 @@ func (m *Manager) Running(ctx context.Context) bool {
 	if _, err := m.CLI().ShowProc(ctx); err == nil {
 		return true
 	}
-	pid := m.masterPID()
-	if pid == 0 || !alive(pid) {
+	pid := process.ReadPIDFile(m.PIDFile())
+	if pid == 0 || !process.Alive(pid) {
 		return false
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && bytes.Contains(cmdline, []byte(m.MasterSocket()))
-}
-
-// masterPID reads the pid file, 0 if absent or unreadable.
-func (m *Manager) masterPID() int {
-	b, err := os.ReadFile(m.PIDFile())
-	if err != nil {
-		return 0
-	}
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil {
-		return 0
-	}
-	return pid
+	return process.CommandLineHas(pid, m.MasterSocket())
 }
 
 // Start launches HAProxy from the live config in master-worker daemon mode
@@ -275,24 +261,11 @@ func (m *Manager) Stop(ctx context.Context) error {
 	pids := []int{}
 	if t, err := m.CLI().ShowProc(ctx); err == nil {
 		pids = append(append(append(pids, t.MasterPID), t.Workers...), t.OldWorkers...)
-	} else if pid := m.masterPID(); pid > 0 && m.Running(ctx) {
+	} else if pid := process.ReadPIDFile(m.PIDFile()); pid > 0 && m.Running(ctx) {
 		pids = append(pids, pid)
 	}
-	if len(pids) == 0 {
-		return nil
-	}
-	_ = syscall.Kill(pids[0], syscall.SIGTERM)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && anyAlive(pids) {
-		time.Sleep(pollInterval)
-	}
-	for _, pid := range pids {
-		if alive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	if anyAlive(pids) {
-		return fmt.Errorf("haproxy processes %v survived SIGKILL", pids)
+	if err := process.Terminate(pids, 5*time.Second); err != nil {
+		return fmt.Errorf("haproxy: %w", err)
 	}
 	return nil
 }
@@ -308,26 +281,6 @@ func (m *Manager) logger() *slog.Logger {
 		return m.Logger
 	}
 	return slog.Default()
-}
-
-func anyAlive(pids []int) bool {
-	for _, pid := range pids {
-		if alive(pid) {
-			return true
-		}
-	}
-	return false
-}
-
-// alive reports whether pid exists and is not a zombie; HAProxy's master is
-// reparented when its launcher exits, and a zombie is as good as gone.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func orDefault(d, def time.Duration) time.Duration {

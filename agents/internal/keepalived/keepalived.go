@@ -7,7 +7,6 @@
 package keepalived
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/clock"
+	"fulcrum/agents/internal/process"
 )
 
 // Defaults for Manager's timeouts.
@@ -155,16 +155,8 @@ func (m *Manager) Running(context.Context) bool {
 // ours returns the pid in pidFile when that process is alive and was
 // started on our pid file, 0 otherwise.
 func (m *Manager) ours(pidFile string) int {
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return 0
-	}
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 || !alive(pid) {
-		return 0
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !bytes.Contains(cmdline, []byte(m.PIDFile())) {
+	pid := process.ReadPIDFile(pidFile)
+	if pid <= 0 || !process.Alive(pid) || !process.CommandLineHas(pid, m.PIDFile()) {
 		return 0
 	}
 	return pid
@@ -293,19 +285,8 @@ func (m *Manager) Stop(ctx context.Context) error {
 		}
 	}
 	if len(pids) > 0 {
-		_ = syscall.Kill(pids[0], syscall.SIGTERM)
-		deadline := time.Now().Add(orDefault(m.StopTimeout, DefaultStopTimeout))
-		for time.Now().Before(deadline) && anyAlive(pids) {
-			time.Sleep(pollInterval)
-		}
-		for _, pid := range pids {
-			if alive(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		time.Sleep(pollInterval)
-		if anyAlive(pids) {
-			return fmt.Errorf("keepalived processes %v survived SIGKILL", pids)
+		if err := process.Terminate(pids, orDefault(m.StopTimeout, DefaultStopTimeout)); err != nil {
+			return fmt.Errorf("keepalived: %w", err)
 		}
 		m.logger().Info("keepalived stopped", "pids", pids)
 	}
@@ -376,25 +357,6 @@ func (m *Manager) logger() *slog.Logger {
 		return m.Logger
 	}
 	return slog.Default()
-}
-
-func anyAlive(pids []int) bool {
-	for _, pid := range pids {
-		if alive(pid) {
-			return true
-		}
-	}
-	return false
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"fulcrum/agents/internal/bundle"
+	"fulcrum/agents/internal/process"
 )
 
 // binary returns the path of keepalived, or fails the test when it is
@@ -184,7 +185,7 @@ func TestLifecycle(t *testing.T) {
 	if err := m.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m.Running(ctx) || alive(pid) {
+	if m.Running(ctx) || process.Alive(pid) {
 		t.Errorf("keepalived (pid %d) still running after Stop", pid)
 	}
 	if loads != 2 {
