@@ -13,21 +13,14 @@ Nothing is rendered for a snapshot without IPVS services or sync settings.
 
 import ipaddress
 import json
-import re
 import zlib
 from decimal import Decimal
-from functools import cache
-
-import jinja2
 
 from compiler.errors import VerifyError
+from compiler.templating import environment, keepalived_word
 from compiler.tokens import HASH_SCHEDULERS, IPVS_METHOD, IPVS_SCHEDULER, KEEPALIVED_FALLBACK, KEEPALIVED_SCHEDULERS
 from compiler.verify import verify
 
-# keepalived words: what may stand unquoted (names, addresses, host names).
-_KEEPALIVED_WORD = re.compile(r"\A[A-Za-z0-9_.:/@-]+\Z")
-# Inside double quotes keepalived still treats these specially; verify refuses them.
-_KEEPALIVED_UNSAFE = re.compile(r"[\x00-\x1f\x7f!#$\"'\\{}]")
 CHECK_BLOCKS = {
     "tcp": "TCP_CHECK",
     "http": "HTTP_GET",
@@ -37,37 +30,6 @@ CHECK_BLOCKS = {
     "script": "MISC_CHECK",
 }
 _MARK_BASE = 0x46000000  # 'F' in the top byte keeps Fulcrum's marks apart from others'
-
-
-def keepalived_word(value):
-    """Jinja filter: an unquoted keepalived word, refused if it could change the parse."""
-    text = str(value)
-    if not _KEEPALIVED_WORD.match(text):
-        raise ValueError(f"refusing to render {text!r} into keepalived.conf")
-    return text
-
-
-def keepalived_quote(value):
-    """Jinja filter: a double-quoted keepalived string, refused if it holds special characters."""
-    text = str(value)
-    if not text or _KEEPALIVED_UNSAFE.search(text):
-        raise ValueError(f"refusing to render {text!r} into keepalived.conf")
-    return f'"{text}"'
-
-
-@cache
-def _environment():
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("compiler", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.filters["kword"] = keepalived_word
-    env.filters["kquote"] = keepalived_quote
-    return env
 
 
 def seconds(ms):
@@ -249,7 +211,7 @@ def render_keepalived(snap, node):
         "virtual_servers": virtual_servers,
     }
     files = {
-        "keepalived.conf": _environment().get_template("keepalived/keepalived.conf.j2").render(context).encode(),
+        "keepalived.conf": environment().get_template("keepalived/keepalived.conf.j2").render(context).encode(),
         "keepalived.d/ipvs.json": _ipvs_json(virtual_servers).encode(),
     }
     ranged = [vs for vs in virtual_servers if vs["mark"]]

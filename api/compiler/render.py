@@ -10,15 +10,12 @@ HAProxy's runtime API instead of reloading.
 import hashlib
 import ipaddress
 import json
-import re
 from dataclasses import dataclass
-from functools import cache
-
-import jinja2
 
 from compiler import rules as limits
 from compiler.errors import VerifyError
-from compiler.switching import ROUTED_ACL, compile_rules, conf_file, log_format, quote, value_lines
+from compiler.switching import ROUTED_ACL, compile_rules, conf_file, quote, value_lines
+from compiler.templating import environment
 from compiler.tokens import (
     ALGORITHMS_WITH_WEIGHTS,
     HAPROXY_BALANCE,
@@ -27,9 +24,6 @@ from compiler.tokens import (
 )
 from compiler.verify import pool_modes, verify
 
-# The last line of defence: a word that reaches a config file must be inert to the parser.
-_INERT_WORD = re.compile(r"\A[A-Za-z0-9_.:/%?&=+,;~!*()@\[\]-]+\Z")
-
 
 @dataclass(frozen=True)
 class CertificateFiles:
@@ -37,39 +31,6 @@ class CertificateFiles:
 
     crt: str
     ca: str
-
-
-def haproxy_word(value):
-    """Jinja filter: pass a value into haproxy.cfg only if it cannot change the parse."""
-    text = str(value)
-    if not _INERT_WORD.match(text):
-        raise ValueError(f"refusing to render {text!r} into haproxy.cfg")
-    return text
-
-
-def haproxy_address(address, port):
-    """``10.0.0.1:80`` or ``[2001:db8::1]:80``."""
-    ip = ipaddress.ip_address(address)
-    host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
-    return haproxy_word(f"{host}:{port}")
-
-
-@cache
-def _environment():
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("compiler", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.filters["word"] = haproxy_word
-    env.filters["address"] = haproxy_address
-    env.filters["quote"] = quote
-    env.filters["log_format"] = log_format
-    env.filters["conf_file"] = conf_file
-    return env
 
 
 class _Files:
@@ -210,7 +171,7 @@ def _missing_pems(snap, pems):
 
 
 def _render(context):
-    return _environment().get_template("haproxy/haproxy.cfg.j2").render(context)
+    return environment().get_template("haproxy/haproxy.cfg.j2").render(context)
 
 
 def _servers_json(backends, context):

@@ -8,7 +8,8 @@ import pytest
 
 from compiler import VerifyError, render_keepalived, snapshot_from_dict
 from compiler.advice import service_warnings
-from compiler.keepalived import firewall_mark, keepalived_quote, keepalived_word, seconds
+from compiler.keepalived import firewall_mark, seconds
+from compiler.templating import keepalived_quote, keepalived_word
 
 GOLDEN = Path(__file__).parent / "golden"
 

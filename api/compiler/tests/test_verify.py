@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from compiler import VerifyError, render_haproxy, snapshot_from_dict, verify
-from compiler.render import haproxy_word
+from compiler.templating import haproxy_word
 
 GOOD = {
     "revision": 3,
