@@ -53,6 +53,29 @@ veth() {
 	ip -n "$3" link set dev "$4" up
 }
 
+# nat_front DIRECTOR CLIENT VIP: the client side of the IPv4 NAT topology:
+# CLIENT (10.77.1.2) on DIRECTOR's link "front" (10.77.1.1 and VIP/32), and
+# DIRECTOR forwarding
+nat_front() {
+	local lb=$1 cl=$2 vip=$3
+	veth "$lb" front "$cl" eth0
+	ip -n "$lb" addr add 10.77.1.1/24 dev front
+	ip -n "$lb" addr add "$vip/32" dev front
+	ip -n "$cl" addr add 10.77.1.2/24 dev eth0
+	ip netns exec "$lb" sysctl -qw net.ipv4.ip_forward=1
+}
+
+# nat_server DIRECTOR NS NAME NET: real server NS (NET.2) on DIRECTOR's link
+# NAME (NET.1), its gateway the director, so NAT replies come back through it
+# (the test scripts' own names are readonly: these locals must differ)
+nat_server() {
+	local lb=$1 rs=$2 link=$3 net=$4
+	veth "$lb" "$link" "$rs" eth0
+	ip -n "$lb" addr add "$net.1/24" dev "$link"
+	ip -n "$rs" addr add "$net.2/24" dev eth0
+	ip -n "$rs" route add default via "$net.1"
+}
+
 # start_web NS NAME [EXTRA]: nginx in NS. GET / on port 80 answers NAME; ports
 # 8000 and 8050 answer NAME:PORT; /health serves $WORK/NS/www/health ("status:
 # ok" until a test changes it); /static.html is a 605-byte file whose last line

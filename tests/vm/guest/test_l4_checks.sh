@@ -157,10 +157,7 @@ dns_queries() { grep -c '^DNS query' "$WORK/$1.dns.log" 2>/dev/null || true; }
 
 attach_server() {
 	local ns=$1 name=$2 net=$3
-	veth "$director" "$name" "$ns" eth0
-	ip -n "$director" addr add "$net.1/24" dev "$name"
-	ip -n "$ns" addr add "$net.2/24" dev eth0
-	ip -n "$ns" route add default via "$net.1"
+	nat_server "$director" "$ns" "$name" "$net"
 	mkdir -p "$WORK/$ns/www"
 	printf '%s\n' "$DIGEST_PAGE" >"$WORK/$ns/www/digest.txt"
 	echo ok >"$WORK/$ns/www/tls-health"
@@ -206,11 +203,7 @@ set_exit() {
 setup_topology() {
 	local ns
 	for ns in "$client" "$director" "$rs1" "$rs2"; do add_ns "$ns"; done
-	veth "$director" front "$client" eth0
-	ip -n "$director" addr add 10.77.1.1/24 dev front
-	ip -n "$director" addr add "$VIP/32" dev front
-	ip -n "$client" addr add 10.77.1.2/24 dev eth0
-	ip netns exec "$director" sysctl -qw net.ipv4.ip_forward=1
+	nat_front "$director" "$client" "$VIP"
 	make_tls_cert
 	attach_server "$rs1" rs1 10.77.2
 	attach_server "$rs2" rs2 10.77.3

@@ -52,10 +52,7 @@ trap cleanup EXIT
 # NET.1 on a link called NAME, NS NET.2 routing through it), nginx answering NAME
 attach_server() {
 	local ns=$1 name=$2 net=$3
-	veth "$director" "$name" "$ns" eth0
-	ip -n "$director" addr add "$net.1/24" dev "$name"
-	ip -n "$ns" addr add "$net.2/24" dev eth0
-	ip -n "$ns" route add default via "$net.1"
+	nat_server "$director" "$ns" "$name" "$net"
 	start_web "$ns" "$name"
 	wait_http "$director" "http://$net.2/"
 }
@@ -63,11 +60,7 @@ attach_server() {
 setup_topology() {
 	local ns
 	for ns in "$client" "$director" "$rs1" "$rs2" "$sorry"; do add_ns "$ns"; done
-	veth "$director" front "$client" eth0
-	ip -n "$director" addr add 10.77.1.1/24 dev front
-	ip -n "$director" addr add "$VIP/32" dev front
-	ip -n "$client" addr add 10.77.1.2/24 dev eth0
-	ip netns exec "$director" sysctl -qw net.ipv4.ip_forward=1
+	nat_front "$director" "$client" "$VIP"
 	attach_server "$rs1" rs1 10.77.2
 	attach_server "$rs2" rs2 10.77.3
 	attach_server "$sorry" sorry 10.77.4

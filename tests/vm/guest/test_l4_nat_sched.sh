@@ -47,23 +47,13 @@ trap cleanup EXIT
 setup_topology() {
 	local ns
 	for ns in "$client" "$director" "$rs1" "$rs2"; do add_ns "$ns"; done
-	veth "$director" front "$client" eth0
-	veth "$director" rs1 "$rs1" eth0
-	veth "$director" rs2 "$rs2" eth0
-	ip -n "$director" addr add 10.77.1.1/24 dev front
-	ip -n "$director" addr add "$VIP/32" dev front
-	ip -n "$director" addr add 10.77.2.1/24 dev rs1
-	ip -n "$director" addr add 10.77.3.1/24 dev rs2
-	ip netns exec "$director" sysctl -qw net.ipv4.ip_forward=1
-	ip -n "$client" addr add 10.77.1.2/24 dev eth0
+	nat_front "$director" "$client" "$VIP"
+	nat_server "$director" "$rs1" rs1 10.77.2
+	nat_server "$director" "$rs2" rs2 10.77.3
 	local host
 	for host in 11 12 13 14 15 16 21 22; do
 		ip -n "$client" addr add "10.77.1.$host/24" dev eth0
 	done
-	ip -n "$rs1" addr add 10.77.2.2/24 dev eth0
-	ip -n "$rs1" route add default via 10.77.2.1
-	ip -n "$rs2" addr add 10.77.3.2/24 dev eth0
-	ip -n "$rs2" route add default via 10.77.3.1
 	start_web "$rs1" rs1
 	start_web "$rs2" rs2
 	start_udp_name "$rs1" rs1 53
