@@ -28,6 +28,11 @@ class Node(models.Model):
     ipvs_status = models.JSONField(
         default=list, editable=False, help_text="Per IPVS service: the scheduler wanted and the one in force."
     )
+    member_status = models.JSONField(
+        default=list,
+        editable=False,
+        help_text="Per member of a dynamic-least-load pool: its load, connections and weight in force.",
+    )
     status_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:

@@ -17,6 +17,7 @@ import zlib
 from decimal import Decimal
 
 from compiler.errors import VerifyError
+from compiler.feedback import feedback_target
 from compiler.templating import environment, keepalived_word
 from compiler.tokens import HASH_SCHEDULERS, IPVS_METHOD, IPVS_SCHEDULER, KEEPALIVED_FALLBACK, KEEPALIVED_SCHEDULERS
 from compiler.verify import verify
@@ -108,6 +109,7 @@ def _virtual_server(service, pool, mark):
     members = [m for m in pool.members if m.state != "disabled"]
     return {
         "service": service,
+        "pool": pool,
         "mark": mark,
         "family": "inet6" if vip.version == 6 else "inet",
         "protocol": service.protocol.upper(),
@@ -151,6 +153,14 @@ def _key(vs):
     return f"{service.protocol} {host}:{service.port}"
 
 
+def _feedback(vs):
+    """The real servers of a dllc service, where their loads are read and their weights."""
+    return [
+        {**feedback_target(vs["pool"], rs["member"]), "dest_port": rs["member"].port, "weight": rs["weight"]}
+        for rs in vs["real_servers"]
+    ]
+
+
 def _ipvs_json(virtual_servers):
     services = [
         {
@@ -163,6 +173,7 @@ def _ipvs_json(virtual_servers):
             "fwmark": vs["mark"],
             "scheduler": vs["scheduler"],
             "keepalived_scheduler": vs["keepalived_scheduler"],
+            **({"feedback": _feedback(vs)} if vs["scheduler"] == "dllc" else {}),
         }
         for vs in virtual_servers
     ]

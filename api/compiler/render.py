@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from compiler import rules as limits
 from compiler.errors import VerifyError
+from compiler.feedback import feedback_target
 from compiler.switching import ROUTED_ACL, compile_rules, conf_file, quote, value_lines
 from compiler.templating import environment
 from compiler.tokens import (
@@ -91,9 +92,11 @@ def _persistence(pool):
     }
 
 
-def _server(member, pool, weighted):
+def _server(member, pool, weighted, scale):
     # HAProxy's drain is weight 0: no new balanced traffic, persistence still honoured.
     weight = 0 if member.state == "drain" else (member.weight if weighted else 1)
+    if scale and weight:
+        weight = max(1, round(weight * scale))
     return {
         "name": member.name,
         "address": member.address,
@@ -104,8 +107,30 @@ def _server(member, pool, weighted):
     }
 
 
+def _dllc_scale(pool):
+    """The factor that puts a DLLC pool's heaviest weight at HAProxy's maximum.
+
+    fulcrum-loadd answers agent-check with a percentage of the configured weight, and
+    HAProxy keeps integer weights up to 256: the larger the configured weights, the finer
+    the loads it can tell apart. Scaling keeps the members' ratios. Changing a weight
+    therefore reloads HAProxy (see _servers_json): a runtime "set weight" would be undone
+    by the next agent answer, which is relative to the weight HAProxy loaded.
+    """
+    if pool.algorithm != "dynamic-least-load":
+        return None
+    heaviest = max((m.weight for m in pool.members if m.state != "drain"), default=0)
+    return limits.WEIGHT_MAX / heaviest if heaviest else None
+
+
+def _feedback(pool):
+    if pool.algorithm != "dynamic-least-load":
+        return None
+    return {"agent_port": pool.feedback_agent_port, "interval_ms": pool.feedback_interval_ms}
+
+
 def _backend(pool, mode, files, pems):
     weighted = pool.algorithm in ALGORITHMS_WITH_WEIGHTS
+    scale = _dllc_scale(pool)
     balance = HAPROXY_BALANCE[pool.algorithm]
     if pool.persistence.type == "ssl_session_id" and pool.persistence.fallback_source:
         balance = "source"
@@ -119,7 +144,8 @@ def _backend(pool, mode, files, pems):
         "persistence": _persistence(pool),
         "tls_ca": None,
         "maintenance_page": None,
-        "servers": [_server(m, pool, weighted) for m in pool.members],
+        "feedback": _feedback(pool),
+        "servers": [_server(m, pool, weighted, scale) for m in pool.members],
     }
     if pool.tls and pool.tls_verify:
         backend["tls_ca"] = files.add(f"ca-{pool.tls_ca}.pem", pems[pool.tls_ca].ca)
@@ -175,8 +201,19 @@ def _render(context):
 
 
 def _servers_json(backends, context):
-    """Runtime state, and the hash of the configuration with that state masked out."""
-    masked = [{**b, "servers": [{**s, "weight": 0, "disabled": False} for s in b["servers"]]} for b in backends]
+    """Runtime state, and the hash of the configuration with that state masked out.
+
+    A DLLC pool's weights stay in the structure: its agent's answers are relative to the
+    weight HAProxy loaded, so a weight change must reload. Its servers also say where the
+    node agent reads their loads (for the console).
+    """
+    masked = [
+        {
+            **b,
+            "servers": [{**s, "weight": s["weight"] if b["feedback"] else 0, "disabled": False} for s in b["servers"]],
+        }
+        for b in backends
+    ]
     # The revision number is only a comment; it must not make every revision look structural.
     structure = hashlib.sha256(_render({**context, "revision": 0, "backends": masked}).encode()).hexdigest()
     servers = [
@@ -185,6 +222,7 @@ def _servers_json(backends, context):
             "server": s["name"],
             "weight": s["weight"],
             "admin": "maint" if s["disabled"] else "ready",
+            **({"feedback": feedback_target(b["pool"], s["member"])} if b["feedback"] else {}),
         }
         for b in backends
         for s in b["servers"]

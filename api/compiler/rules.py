@@ -25,6 +25,8 @@ WEIGHT_MIN, WEIGHT_MAX = 0, 256  # HAProxy's server weight range
 HTTP_STATUS_MIN, HTTP_STATUS_MAX = 100, 599
 CHECK_RISE_FALL_MAX = 100
 CHECK_INTERVAL_MS_MIN, CHECK_INTERVAL_MS_MAX = 100, 3_600_000
+# fulcrum-loadd's default ports (agent-check, JSON), as in agents/README.md.
+FEEDBACK_AGENT_PORT, FEEDBACK_HTTP_PORT = 3333, 3334
 
 ALGORITHMS = (
     "round-robin",

@@ -13,6 +13,7 @@ import types
 import typing
 from dataclasses import MISSING, dataclass, fields, is_dataclass
 
+from compiler import rules
 from compiler.errors import VerifyError
 
 
@@ -113,6 +114,10 @@ class Pool:
     hash_port: bool = False
     hash_fallback: bool = False
     on_failure: str = "remove"  # layer 4: remove | quiesce (keep with weight 0)
+    # dynamic-least-load: fulcrum-loadd's ports on every member, and HAProxy's agent interval.
+    feedback_agent_port: int = rules.FEEDBACK_AGENT_PORT
+    feedback_http_port: int = rules.FEEDBACK_HTTP_PORT
+    feedback_interval_ms: int = 1000
 
 
 @dataclass(frozen=True)

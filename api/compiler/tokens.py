@@ -5,6 +5,10 @@ HAPROXY_BALANCE = {
     "weighted-round-robin": "roundrobin",
     "least-connections": "leastconn",
     "source-hash": "source",
+    # DLLC for HAProxy: fulcrum-loadd's agent-check sets each server's weight to a share
+    # inversely proportional to its load, so leastconn's connections / weight is DLLC's
+    # connections * load / weight (agents/internal/dllc).
+    "dynamic-least-load": "leastconn",
 }
 
 # IPVS schedulers (ip_vs_<name> kernel modules). ``dllc`` is Fulcrum's own module, which

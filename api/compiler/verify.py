@@ -105,6 +105,14 @@ def _verify_pool(pool):
     problems += _within(pool.pool_max_conn, -1, rules.MAXCONN_MAX, f"{path}/pool_max_conn")
     problems += _within(pool.pool_purge_delay_ms, 0, rules.TIMEOUT_MS_MAX, f"{path}/pool_purge_delay_ms")
     problems += _one_of(pool.proxy_protocol, rules.PROXY_PROTOCOLS, f"{path}/proxy_protocol")
+    for field in ("feedback_agent_port", "feedback_http_port"):
+        problems += _within(getattr(pool, field), rules.PORT_MIN, rules.PORT_MAX, f"{path}/{field}")
+    problems += _within(
+        pool.feedback_interval_ms,
+        rules.CHECK_INTERVAL_MS_MIN,
+        rules.CHECK_INTERVAL_MS_MAX,
+        f"{path}/feedback_interval_ms",
+    )
     for field in ("connect_timeout_ms", "server_timeout_ms", "queue_timeout_ms"):
         problems += _within(getattr(pool, field), rules.TIMEOUT_MS_MIN, rules.TIMEOUT_MS_MAX, f"{path}/{field}")
     if pool.tls_sni and not rules.SNI_RE.match(pool.tls_sni):
@@ -492,6 +500,14 @@ def _verify_proxy_pool(pool, snap, used, path):
             if getattr(member, field):
                 problems.append((f"{path}/members/{member.name}/{field}", "an IPVS setting: needs a layer-4 service"))
     check = pool.health_check
+    if check is not None and check.type == "agent" and pool.algorithm == "dynamic-least-load":
+        problems.append(
+            (
+                f"{path}/health_check/type",
+                "dynamic-least-load asks fulcrum-loadd's agent for each member's weight; "
+                "HAProxy has one agent per server: use a tcp or http check",
+            )
+        )
     if check is not None:
         cpath = f"{path}/health_check"
         if check.type not in rules.PROXY_CHECK_TYPES:
@@ -533,6 +549,13 @@ def _verify_ipvs_pool(pool, snap, path):
             problems.append((f"{mpath}/forwarding", "the sorry server uses the service's forwarding method"))
     if pool.health_check is not None:
         problems += _verify_keepalived_check(pool.health_check, f"{path}/health_check")
+        if pool.health_check.script_dynamic and scheduler == "dllc":
+            problems.append(
+                (
+                    f"{path}/health_check/script_dynamic",
+                    "dynamic-least-load sets the weights from the members' loads; a dynamic script would fight it",
+                )
+            )
     for service in snap.virtual_services:
         if service.default_pool == pool.name:
             problems += _verify_ipvs_members(service, pool)

@@ -19,7 +19,7 @@ class Algorithm(models.TextChoices):
     MAGLEV_HASH = "maglev-hash", "Maglev consistent hash (layer 4)"
     SHORTEST_EXPECTED_DELAY = "shortest-expected-delay", "Shortest expected delay (layer 4)"
     NEVER_QUEUE = "never-queue", "Never queue (layer 4)"
-    DYNAMIC_LEAST_LOAD = "dynamic-least-load", "Dynamic least load and connection, DLLC (layer 4)"
+    DYNAMIC_LEAST_LOAD = "dynamic-least-load", "Dynamic least load and connection, DLLC"
 
 
 class MemberState(models.TextChoices):

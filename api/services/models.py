@@ -80,6 +80,24 @@ class Pool(models.Model):
         default="remove",
         help_text="Layer 4: what a failed health check does to a member.",
     )
+    # Dynamic least load (DLLC): where each member's fulcrum-loadd answers.
+    feedback_agent_port = models.PositiveIntegerField(
+        default=rules.FEEDBACK_AGENT_PORT,
+        validators=v.port_validators,
+        help_text="dynamic-least-load, layer 7: the port of fulcrum-loadd's agent-check on each member "
+        "(HAProxy asks it for the member's weight).",
+    )
+    feedback_http_port = models.PositiveIntegerField(
+        default=rules.FEEDBACK_HTTP_PORT,
+        validators=v.port_validators,
+        help_text="dynamic-least-load: the port of fulcrum-loadd's JSON endpoint on each member "
+        "(the node agent reads loads there for IPVS and for the console).",
+    )
+    feedback_interval_ms = models.PositiveIntegerField(
+        default=1000,
+        validators=[MinValueValidator(rules.CHECK_INTERVAL_MS_MIN), MaxValueValidator(rules.CHECK_INTERVAL_MS_MAX)],
+        help_text="dynamic-least-load, layer 7: how often HAProxy asks each member's agent.",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -62,6 +62,9 @@ POOL_FIELDS = (
     "hash_port",
     "hash_fallback",
     "on_failure",
+    "feedback_agent_port",
+    "feedback_http_port",
+    "feedback_interval_ms",
 )
 SERVICE_FIELDS = (
     "name",

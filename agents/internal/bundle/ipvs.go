@@ -33,6 +33,9 @@ type IPVSService struct {
 	// keepalived accepts; the agent replaces it with Scheduler in the
 	// kernel where they differ.
 	KeepalivedScheduler string `json:"keepalived_scheduler"`
+	// Feedback lists the real servers of a dllc service and where each
+	// answers with its load; empty for other schedulers.
+	Feedback []DestFeedback `json:"feedback,omitempty"`
 }
 
 // IPVS is the content of keepalived.d/ipvs.json.
@@ -82,6 +85,11 @@ func (s IPVSService) validate() error {
 		return fmt.Errorf("scheduler %q: want a name matching %s", s.Scheduler, schedulerName)
 	case !schedulerName.MatchString(s.KeepalivedScheduler):
 		return fmt.Errorf("keepalived_scheduler %q: want a name matching %s", s.KeepalivedScheduler, schedulerName)
+	}
+	for _, f := range s.Feedback {
+		if err := f.validate(); err != nil {
+			return err
+		}
 	}
 	if s.FWMark > 0 {
 		if s.Address != "" || s.Port != 0 {

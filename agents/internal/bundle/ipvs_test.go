@@ -49,6 +49,22 @@ func TestParseIPVS(t *testing.T) {
 		{name: "scheduler with a space", text: svc(`"scheduler": "w lc"`), wantErr: `scheduler "w lc"`},
 		{name: "scheduler too long", text: svc(`"scheduler": "abcdefghijklmnop"`), wantErr: "scheduler"},
 		{name: "empty keepalived scheduler", text: svc(`"keepalived_scheduler": ""`), wantErr: "keepalived_scheduler"},
+		{
+			name: "dllc feedback",
+			text: svc(`"feedback": [{"pool": "p", "member": "r1", "address": "10.0.1.2", "port": 3334, "dest_port": 80, "weight": 2}]`),
+			want: IPVS{Services: []IPVSService{{
+				Key: "tcp 10.0.0.10:80", Protocol: "tcp", Address: "10.0.0.10", Port: 80,
+				Scheduler: "dllc", KeepalivedScheduler: "wlc",
+				Feedback: []DestFeedback{{
+					Feedback: Feedback{Pool: "p", Member: "r1", Address: "10.0.1.2", Port: 3334}, DestPort: 80, Weight: 2,
+				}},
+			}}},
+		},
+		{name: "feedback address", text: svc(feedback(`"address": "r1.example"`)), wantErr: `feedback: address "r1.example"`},
+		{name: "feedback port", text: svc(feedback(`"port": 0`)), wantErr: "feedback: port 0"},
+		{name: "feedback dest port", text: svc(feedback(`"dest_port": 70000`)), wantErr: "dest_port 70000"},
+		{name: "feedback name", text: svc(feedback(`"member": "r1\nx"`)), wantErr: "want names matching"},
+		{name: "feedback weight", text: svc(feedback(`"weight": -1`)), wantErr: "weight -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +90,13 @@ func TestParseIPVS(t *testing.T) {
 func svc(override string) string {
 	return `{"services": [{"key": "tcp 10.0.0.10:80", "protocol": "tcp", "address": "10.0.0.10", "port": 80,
 		"fwmark": 0, "scheduler": "dllc", "keepalived_scheduler": "wlc", ` + override + `}]}`
+}
+
+// feedback is a feedback list with one valid entry whose field override
+// replaces the default.
+func feedback(override string) string {
+	return `"feedback": [{"pool": "p", "member": "r1", "address": "10.0.1.2", "port": 3334, "dest_port": 80,
+		"weight": 1, ` + override + `}]`
 }
 
 func TestAddressFamily(t *testing.T) {

@@ -29,6 +29,9 @@ type Server struct {
 	Weight int `json:"weight"`
 	// Admin is ready or maint.
 	Admin Admin `json:"admin"`
+	// Feedback is where the node agent reads the server's load; set for
+	// the servers of dynamic-least-load pools only.
+	Feedback Feedback `json:"feedback,omitzero"`
 }
 
 // Name is "backend/server", how HAProxy's runtime API names the server.
@@ -81,6 +84,10 @@ func (s Server) validate() error {
 		return fmt.Errorf("%s: weight %d out of 0..%d", s.Name(), s.Weight, MaxWeight)
 	case s.Admin != Ready && s.Admin != Maint:
 		return fmt.Errorf("%s: admin %q, want %q or %q", s.Name(), s.Admin, Ready, Maint)
+	case s.Feedback != Feedback{}:
+		if err := s.Feedback.validate(); err != nil {
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,6 +26,21 @@ func TestParseServers(t *testing.T) {
 			}},
 		},
 		{name: "no servers", text: `{"structure": "ab12", "servers": []}`, want: Servers{Structure: "ab12", Servers: []Server{}}},
+		{
+			name: "dllc feedback",
+			text: `{"structure": "a", "servers": [{"backend": "pool-web", "server": "s1", "weight": 256, "admin": "ready",
+				"feedback": {"pool": "web", "member": "s1", "address": "2001:db8::2", "port": 3334}}]}`,
+			want: Servers{Structure: "a", Servers: []Server{{
+				Backend: "pool-web", Server: "s1", Weight: 256, Admin: Ready,
+				Feedback: Feedback{Pool: "web", Member: "s1", Address: "2001:db8::2", Port: 3334},
+			}}},
+		},
+		{
+			name: "bad feedback",
+			text: `{"structure": "a", "servers": [{"backend": "b", "server": "s1", "weight": 1, "admin": "ready",
+				"feedback": {"pool": "web", "member": "s1", "address": "2001:db8::2", "port": 0}}]}`,
+			wantErr: "b/s1: feedback: port 0",
+		},
 		{name: "not json", text: `structure`, wantErr: "invalid character"},
 		{name: "unknown field", text: `{"structure": "ab12", "servers": [], "extra": 1}`, wantErr: "unknown field"},
 		{name: "no structure", text: `{"servers": []}`, wantErr: "no structure hash"},
@@ -117,5 +134,34 @@ func TestRevert(t *testing.T) {
 	b := Server{Backend: "b", Server: "s", Weight: 0, Admin: Maint}
 	if got := (ServerChange{From: a, To: b}).Revert(); got != (ServerChange{From: b, To: a}) {
 		t.Errorf("Revert = %+v", got)
+	}
+}
+
+// The compiler's own output must parse: the golden servers.json files are
+// the contract.
+func TestParseServersAcceptsTheCompilersGoldenFiles(t *testing.T) {
+	paths, err := filepath.Glob("../../../api/compiler/tests/golden/*/haproxy.d/servers.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden servers.json found (%v)", err)
+	}
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseServers(string(text)); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+func TestFeedbackURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"10.0.1.2":    "http://10.0.1.2:3334/v1/load",
+		"2001:db8::2": "http://[2001:db8::2]:3334/v1/load",
+	} {
+		if got := (Feedback{Address: addr, Port: 3334}).URL(); got != want {
+			t.Errorf("URL(%s) = %s, want %s", addr, got, want)
+		}
 	}
 }

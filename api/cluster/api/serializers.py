@@ -20,6 +20,27 @@ class IpvsStatusSerializer(StrictSerializer):
     message = serializers.CharField(max_length=1000, allow_blank=True, required=False, default="")
 
 
+class MemberStatusSerializer(StrictSerializer):
+    """The live state of one member of a dynamic-least-load pool on one node."""
+
+    pool = serializers.CharField(max_length=63)
+    member = serializers.CharField(max_length=63)
+    layer = serializers.ChoiceField(choices=["ipvs", "haproxy"])
+    load_milli = serializers.IntegerField(
+        min_value=0, allow_null=True, help_text="Smoothed load; 1000 = one fully busy server."
+    )
+    load_at = serializers.DateTimeField(allow_null=True, help_text="When the load was last read.")
+    connections = serializers.IntegerField(min_value=0, allow_null=True)
+    weight = serializers.IntegerField(allow_null=True, help_text="The weight in force in the scheduler.")
+    feed = serializers.CharField(
+        max_length=32,
+        allow_blank=True,
+        help_text="How the load reaches the scheduler: ip_vs_dllc, wlc weights (module missing), "
+        "haproxy agent-check; empty when it does not.",
+    )
+    message = serializers.CharField(max_length=1000, allow_blank=True)
+
+
 class NodeSerializer(StrictModelSerializer):
     applied_revision = serializers.IntegerField(
         source="applied_revision.number", read_only=True, default=None, allow_null=True
@@ -63,6 +84,7 @@ class AgentStatusSerializer(StrictSerializer):
 
     networks = serializers.ListField(child=serializers.CharField(max_length=64), max_length=1024)
     ipvs = IpvsStatusSerializer(many=True, max_length=10_000, required=False, default=list)
+    members = MemberStatusSerializer(many=True, max_length=100_000, required=False, default=list)
 
     def validate_networks(self, value):
         for cidr in value:

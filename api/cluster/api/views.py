@@ -116,7 +116,7 @@ def _int_param(request, name, default):
 
 
 class AgentStatusView(AgentView):
-    """What the agent sees on its node: its networks and the IPVS schedulers in force."""
+    """What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads."""
 
     @extend_schema(request=serializers.AgentStatusSerializer, responses={204: None})
     def post(self, request):
@@ -125,6 +125,7 @@ class AgentStatusView(AgentView):
         node = request.auth
         node.networks = status_.validated_data["networks"]
         node.ipvs_status = status_.validated_data["ipvs"]
+        node.member_status = serializers.MemberStatusSerializer(status_.validated_data["members"], many=True).data
         node.status_at = timezone.now()
-        node.save(update_fields=["networks", "ipvs_status", "status_at"])
+        node.save(update_fields=["networks", "ipvs_status", "member_status", "status_at"])
         return Response(status=status.HTTP_204_NO_CONTENT)

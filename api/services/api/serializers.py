@@ -99,11 +99,47 @@ class HealthCheckSerializer(StrictModelSerializer):
         return attrs
 
 
+def member_live_status():
+    """{(pool, member): [live state on each node]} from the nodes' latest status."""
+    from cluster.models import Node  # cluster depends on services, not the other way round
+
+    live = {}
+    for node in Node.objects.all():
+        for entry in node.member_status:
+            key = (entry.get("pool"), entry.get("member"))
+            live.setdefault(key, []).append({"node": node.name, "reported_at": node.status_at, **entry})
+    return live
+
+
+class MemberLiveSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    reported_at = serializers.DateTimeField(allow_null=True)
+    layer = serializers.CharField()
+    load_milli = serializers.IntegerField(allow_null=True, help_text="Smoothed load; 1000 = one fully busy server.")
+    load_at = serializers.DateTimeField(allow_null=True)
+    connections = serializers.IntegerField(allow_null=True)
+    weight = serializers.IntegerField(allow_null=True, help_text="The weight in force in the scheduler.")
+    feed = serializers.CharField(help_text="ip_vs_dllc, wlc weights (the module is missing) or haproxy agent-check.")
+    message = serializers.CharField()
+
+
 class MemberSerializer(StrictModelSerializer):
+    live = serializers.SerializerMethodField(
+        help_text="dynamic-least-load pools: the member's load, connections and weight in force on each node, "
+        "as the node agents last reported them."
+    )
+
     class Meta:
         model = Member
-        fields = ["id", "pool", *snapshot.MEMBER_FIELDS]
+        fields = ["id", "pool", *snapshot.MEMBER_FIELDS, "live"]
         validators = []  # uniqueness is checked in validate() to answer with field errors
+
+    @extend_schema_field(MemberLiveSerializer(many=True))
+    def get_live(self, instance):
+        live = self.context.get("_live")
+        if live is None:  # once per request: a list shares one context
+            live = self.context["_live"] = member_live_status()
+        return MemberLiveSerializer(live.get((instance.pool.name, instance.name), []), many=True).data
 
     def validate(self, attrs):
         pool, name, address, port = self.merged(attrs, "pool", "name", "address", "port").values()
@@ -189,6 +225,9 @@ class PoolSerializer(StrictModelSerializer):
             "hash_port",
             "hash_fallback",
             "on_failure",
+            "feedback_agent_port",
+            "feedback_http_port",
+            "feedback_interval_ms",
             "members",
             "health_check",
         ]

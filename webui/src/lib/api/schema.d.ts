@@ -47,7 +47,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description What the agent sees on its node: its networks and the IPVS schedulers in force. */
+        /** @description What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads. */
         post: operations["agent_status_create"];
         delete?: never;
         options?: never;
@@ -525,6 +525,7 @@ export interface components {
         AgentStatusRequest: {
             networks: string[];
             ipvs?: components["schemas"]["IpvsStatusRequest"][];
+            members?: components["schemas"]["MemberStatusRequest"][];
         };
         /**
          * @description * `round-robin` - Round robin (weights ignored)
@@ -535,7 +536,7 @@ export interface components {
          *     * `maglev-hash` - Maglev consistent hash (layer 4)
          *     * `shortest-expected-delay` - Shortest expected delay (layer 4)
          *     * `never-queue` - Never queue (layer 4)
-         *     * `dynamic-least-load` - Dynamic least load and connection, DLLC (layer 4)
+         *     * `dynamic-least-load` - Dynamic least load and connection, DLLC
          * @enum {string}
          */
         AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "least-connections-unweighted" | "source-hash" | "maglev-hash" | "shortest-expected-delay" | "never-queue" | "dynamic-least-load";
@@ -885,6 +886,12 @@ export interface components {
          * @enum {string}
          */
         KindEnum: "path_prefix" | "path_suffix" | "path_extension" | "path_contains" | "path_regex" | "host_exact" | "host_suffix" | "host_wildcard" | "header_present" | "header_equals" | "header_regex" | "cookie_present" | "cookie_equals" | "query_present" | "query_equals" | "method" | "source_cidr";
+        /**
+         * @description * `ipvs` - ipvs
+         *     * `haproxy` - haproxy
+         * @enum {string}
+         */
+        LayerEnum: "ipvs" | "haproxy";
         LoginRequest: {
             username: string;
             password: string;
@@ -922,6 +929,8 @@ export interface components {
              *     * `tunnel` - Tunnel
              */
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description dynamic-least-load pools: the member's load, connections and weight in force on each node, as the node agents last reported them. */
+            readonly live: components["schemas"]["MemberLive"][];
         };
         /**
          * @description * `` - The service's method
@@ -931,6 +940,22 @@ export interface components {
          * @enum {string}
          */
         MemberForwardingEnum: "nat" | "direct-routing" | "tunnel";
+        MemberLive: {
+            node: string;
+            /** Format: date-time */
+            reported_at: string | null;
+            layer: string;
+            /** @description Smoothed load; 1000 = one fully busy server. */
+            load_milli: number | null;
+            /** Format: date-time */
+            load_at: string | null;
+            connections: number | null;
+            /** @description The weight in force in the scheduler. */
+            weight: number | null;
+            /** @description ip_vs_dllc, wlc weights (the module is missing) or haproxy agent-check. */
+            feed: string;
+            message: string;
+        };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -988,6 +1013,25 @@ export interface components {
          * @enum {string}
          */
         MemberStateEnum: "enabled" | "drain" | "disabled";
+        /** @description The live state of one member of a dynamic-least-load pool on one node. */
+        MemberStatusRequest: {
+            pool: string;
+            member: string;
+            layer: components["schemas"]["LayerEnum"];
+            /** @description Smoothed load; 1000 = one fully busy server. */
+            load_milli: number | null;
+            /**
+             * Format: date-time
+             * @description When the load was last read.
+             */
+            load_at: string | null;
+            connections: number | null;
+            /** @description The weight in force in the scheduler. */
+            weight: number | null;
+            /** @description How the load reaches the scheduler: ip_vs_dllc, wlc weights (module missing), haproxy agent-check; empty when it does not. */
+            feed: string;
+            message: string;
+        };
         /**
          * @description * `GET` - Get
          *     * `HEAD` - Head
@@ -1346,6 +1390,12 @@ export interface components {
              *     * `quiesce` - Quiesce (weight 0, connections kept)
              */
             on_failure?: components["schemas"]["OnFailureEnum"];
+            /** @description dynamic-least-load, layer 7: the port of fulcrum-loadd's agent-check on each member (HAProxy asks it for the member's weight). */
+            feedback_agent_port?: number;
+            /** @description dynamic-least-load: the port of fulcrum-loadd's JSON endpoint on each member (the node agent reads loads there for IPVS and for the console). */
+            feedback_http_port?: number;
+            /** @description dynamic-least-load, layer 7: how often HAProxy asks each member's agent. */
+            feedback_interval_ms?: number;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1556,6 +1606,12 @@ export interface components {
              *     * `quiesce` - Quiesce (weight 0, connections kept)
              */
             on_failure?: components["schemas"]["OnFailureEnum"];
+            /** @description dynamic-least-load, layer 7: the port of fulcrum-loadd's agent-check on each member (HAProxy asks it for the member's weight). */
+            feedback_agent_port?: number;
+            /** @description dynamic-least-load: the port of fulcrum-loadd's JSON endpoint on each member (the node agent reads loads there for IPVS and for the console). */
+            feedback_http_port?: number;
+            /** @description dynamic-least-load, layer 7: how often HAProxy asks each member's agent. */
+            feedback_interval_ms?: number;
             readonly members: components["schemas"]["Member"][];
             readonly health_check: components["schemas"]["HealthCheck"] | null;
         };
@@ -1608,6 +1664,12 @@ export interface components {
              *     * `quiesce` - Quiesce (weight 0, connections kept)
              */
             on_failure?: components["schemas"]["OnFailureEnum"];
+            /** @description dynamic-least-load, layer 7: the port of fulcrum-loadd's agent-check on each member (HAProxy asks it for the member's weight). */
+            feedback_agent_port?: number;
+            /** @description dynamic-least-load: the port of fulcrum-loadd's JSON endpoint on each member (the node agent reads loads there for IPVS and for the console). */
+            feedback_http_port?: number;
+            /** @description dynamic-least-load, layer 7: how often HAProxy asks each member's agent. */
+            feedback_interval_ms?: number;
         };
         /**
          * @description * `http` - HTTP (layer 7)

@@ -2,9 +2,11 @@ import { screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { apiCalls, mockApi } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
-import type { Pool } from '../types';
+import type { Member, Pool } from '../types';
 import { MembersPanel } from './MembersPanel';
 
+const s1: Member = { id: 11, pool: 3, name: 's1', address: '10.0.0.11', port: 80, weight: 1, state: 'enabled', live: [] };
+const s2: Member = { id: 12, pool: 3, name: 's2', address: '10.0.0.12', port: 80, weight: 5, state: 'drain', live: [] };
 const pool: Pool = {
   id: 3,
   name: 'web',
@@ -12,8 +14,8 @@ const pool: Pool = {
   description: '',
   health_check: null,
   members: [
-    { id: 11, pool: 3, name: 's1', address: '10.0.0.11', port: 80, weight: 1, state: 'enabled' },
-    { id: 12, pool: 3, name: 's2', address: '10.0.0.12', port: 80, weight: 5, state: 'drain' },
+    s1,
+    s2,
   ],
 };
 
@@ -83,5 +85,50 @@ describe('MembersPanel', () => {
     expect(apiCalls).toHaveLength(0);
     await user.click(screen.getByRole('button', { name: 'Yes, delete: member s2' }));
     expect(apiCalls).toContainEqual({ method: 'DELETE', path: '/api/v1/members/12/', body: undefined });
+  });
+});
+
+describe('MembersPanel, dynamic least load', () => {
+  const live = (node: string, load: number | null, connections: number, feed: string, message = '') => ({
+    node,
+    reported_at: '2026-11-22T08:00:00Z',
+    layer: 'ipvs',
+    load_milli: load,
+    load_at: load === null ? null : '2026-11-22T08:00:00Z',
+    connections,
+    weight: 1,
+    feed,
+    message,
+  });
+  const dllc: Pool = {
+    ...pool,
+    algorithm: 'dynamic-least-load',
+    members: [
+      { ...s1, live: [live('lb1', 300, 8, 'ip_vs_dllc')] },
+      { ...s2, live: [live('lb1', null, 0, 'ip_vs_dllc', 'no fresh load: fulcrum-loadd has not answered yet')] },
+    ],
+  };
+
+  it("shows each member's live load and connections", () => {
+    renderWithProviders(<MembersPanel pool={dllc} />);
+    const table = screen.getByRole('table', { name: 'Members of web' });
+    expect(within(table).getByRole('columnheader', { name: 'Load' })).toBeInTheDocument();
+    const [, s1, s2] = within(table).getAllByRole('row');
+    expect(s1).toHaveTextContent('30 %');
+    expect(s1).toHaveTextContent('8 (weight 1)');
+    expect(s2).toHaveTextContent('unknown');
+    expect(s2).toHaveTextContent('fulcrum-loadd has not answered yet');
+    expect(screen.getByText(/In force on lb1: the ip_vs_dllc kernel module\./)).toBeInTheDocument();
+  });
+
+  it('says when least connection with load weights stands in for the missing module', () => {
+    const fallback: Pool = { ...dllc, members: [{ ...s1, live: [live('lb1', 500, 2, 'wlc weights')] }] };
+    renderWithProviders(<MembersPanel pool={fallback} />);
+    expect(screen.getByText(/lb1: wlc weights \(the ip_vs_dllc module is missing/)).toBeInTheDocument();
+  });
+
+  it('has no load columns for other algorithms', () => {
+    renderWithProviders(<MembersPanel pool={pool} />);
+    expect(screen.queryByRole('columnheader', { name: 'Load' })).not.toBeInTheDocument();
   });
 });

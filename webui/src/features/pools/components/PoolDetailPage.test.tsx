@@ -11,7 +11,7 @@ const pool: Pool = {
   name: 'l4',
   algorithm: 'shortest-expected-delay',
   health_check: null,
-  members: [{ id: 11, pool: 3, name: 'rs1', address: '10.0.2.1', port: 80, weight: 1, state: 'enabled', forwarding: 'tunnel' }],
+  members: [{ id: 11, pool: 3, name: 'rs1', address: '10.0.2.1', port: 80, weight: 1, state: 'enabled', forwarding: 'tunnel', live: [] }],
 };
 const service = (id: number, name: string, forwarding: 'proxy' | 'nat', defaultPool = 3) => ({
   id, name, vip: '10.0.0.1', port: 80 + id, protocol: 'tcp', forwarding, default_pool: defaultPool, warnings: [],

@@ -87,7 +87,7 @@ describe('PoolForm', () => {
       expect(within(algorithm).getByRole('group', { name: 'Any layer' })).toBeInTheDocument();
       const layer4 = within(algorithm).getByRole('group', { name: 'Layer 4 (IPVS) only' });
       expect(within(layer4).getAllByRole('option').map((o) => o.getAttribute('value'))).toEqual([
-        'least-connections-unweighted', 'maglev-hash', 'shortest-expected-delay', 'never-queue', 'dynamic-least-load',
+        'least-connections-unweighted', 'maglev-hash', 'shortest-expected-delay', 'never-queue',
       ]);
       expect(screen.queryByRole('checkbox', { name: /Hash the source port too/ })).not.toBeInTheDocument();
 
@@ -127,11 +127,46 @@ describe('PoolForm', () => {
 
     it("keeps an HAProxy pool to HAProxy's algorithms, without the layer-4 section", () => {
       renderForm(undefined, 'proxy');
-      expect(optionLabels('Algorithm')).toEqual(['Round robin (weights ignored)', 'Weighted round robin', 'Least connections (weighted)', 'Source address hash']);
+      expect(optionLabels('Algorithm')).toEqual([
+        'Round robin (weights ignored)', 'Weighted round robin', 'Least connections (weighted)', 'Source address hash',
+        'Dynamic least load and connection (DLLC)',
+      ]);
       expect(screen.queryByRole('group', { name: 'Layer 4 (IPVS)' })).not.toBeInTheDocument();
       expect(toPoolRequest({ ...toPoolForm(), algorithm: 'source-hash', hash_port: true, on_failure: 'quiesce' }, 'proxy')).toEqual(
         expect.objectContaining({ hash_port: false, on_failure: 'remove' }),
       );
+    });
+  });
+
+  describe('dynamic least load', () => {
+    it('asks for the load and agent ports on a proxy pool, and sends them', async () => {
+      const { user, onSubmit } = renderForm(undefined, 'proxy');
+      expect(screen.queryByRole('group', { name: 'Load feedback (DLLC)' })).not.toBeInTheDocument();
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Algorithm' }), 'dynamic-least-load');
+      const section = screen.getByRole('group', { name: 'Load feedback (DLLC)' });
+      const agent = within(section).getByRole('spinbutton', { name: 'Agent port' });
+      expect(agent).toHaveValue(3333);
+      await user.clear(agent);
+      await user.type(agent, '5555');
+      await user.type(screen.getByRole('textbox', { name: 'Name' }), 'app');
+      await user.click(screen.getByRole('button', { name: 'Create pool' }));
+      expect(toPoolRequest(onSubmit.mock.calls[0]?.[0], 'proxy')).toEqual(
+        expect.objectContaining({ algorithm: 'dynamic-least-load', feedback_agent_port: 5555, feedback_http_port: 3334, feedback_interval_ms: 1000 }),
+      );
+    });
+
+    it('shows only the load port on a layer-4 pool, and checks it', async () => {
+      const { user, onSubmit } = renderForm(undefined, 'ipvs');
+      await user.selectOptions(screen.getByRole('combobox', { name: 'Algorithm' }), 'dynamic-least-load');
+      const section = screen.getByRole('group', { name: 'Load feedback (DLLC)' });
+      expect(within(section).queryByRole('spinbutton', { name: /Agent port/ })).not.toBeInTheDocument();
+      const port = within(section).getByRole('spinbutton', { name: 'Load port (JSON)' });
+      await user.clear(port);
+      await user.type(port, '70000');
+      await user.type(screen.getByRole('textbox', { name: 'Name' }), 'l4');
+      await user.click(screen.getByRole('button', { name: 'Create pool' }));
+      expect(onSubmit).not.toHaveBeenCalled();
+      expect(port).toHaveAccessibleDescription(expect.stringContaining('65535'));
     });
   });
 });

@@ -13,6 +13,7 @@ import {
   poolFormSchema,
   type PoolLayer,
   PROXY_PROTOCOLS,
+  usesFeedback,
   usesHashOptions,
 } from '../types';
 import { PersistenceSection } from './PersistenceSection';
@@ -92,6 +93,50 @@ function Layer4Section({ form, layer }: SectionProps) {
   );
 }
 
+/** Where dynamic least load reads the members' loads: fulcrum-loadd on every member. */
+function FeedbackSection({ form, layer }: SectionProps) {
+  const { register, control, formState } = form;
+  const { errors } = formState;
+  const algorithm = useWatch({ control, name: 'algorithm' });
+  if (!usesFeedback(algorithm)) return null;
+  return (
+    <FormSection
+      title="Load feedback (DLLC)"
+      description="Every member runs fulcrum-loadd. New connections go to the member with the fewest connections × load ÷ weight."
+    >
+      <div className="form-row">
+        <TextField
+          label="Load port (JSON)"
+          type="number"
+          min={1}
+          hint="fulcrum-loadd's HTTP port; the node agent reads loads there (IPVS: into the ip_vs_dllc module)."
+          error={errors.feedback_http_port?.message}
+          {...register('feedback_http_port', number)}
+        />
+        {layer === 'ipvs' ? null : (
+          <>
+            <TextField
+              label={`Agent port${layer === 'unknown' ? ' (HAProxy pools)' : ''}`}
+              type="number"
+              min={1}
+              hint="fulcrum-loadd's agent-check port; HAProxy asks it for each member's weight."
+              error={errors.feedback_agent_port?.message}
+              {...register('feedback_agent_port', number)}
+            />
+            <TextField
+              label="Agent interval (ms)"
+              type="number"
+              min={100}
+              error={errors.feedback_interval_ms?.message}
+              {...register('feedback_interval_ms', number)}
+            />
+          </>
+        )}
+      </div>
+    </FormSection>
+  );
+}
+
 export function PoolForm({ defaultValues, certificates, submitLabel, onSubmit, extraActions, layer = 'unknown' }: PoolFormProps) {
   const form = useServerForm<PoolFormValues>({
     schema: poolFormSchema,
@@ -117,6 +162,7 @@ export function PoolForm({ defaultValues, certificates, submitLabel, onSubmit, e
         />
         <TextField label="Description" error={errors.description?.message} {...register('description')} />
       </FormSection>
+      <FeedbackSection form={form} layer={layer} />
       <PersistenceSection form={form} layer={layer} />
       {layer === 'proxy' ? null : <Layer4Section form={form} layer={layer} />}
       {proxy ? (

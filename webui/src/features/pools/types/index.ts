@@ -43,8 +43,11 @@ export const ALGORITHMS: readonly LayerChoice<Algorithm>[] = [
   { value: 'maglev-hash', label: 'Maglev consistent hash (layer 4)', only: 'ipvs' },
   { value: 'shortest-expected-delay', label: 'Shortest expected delay (layer 4)', only: 'ipvs' },
   { value: 'never-queue', label: 'Never queue (layer 4)', only: 'ipvs' },
-  { value: 'dynamic-least-load', label: 'Dynamic least load, DLLC (layer 4)', only: 'ipvs' },
+  { value: 'dynamic-least-load', label: 'Dynamic least load and connection (DLLC)' },
 ];
+
+/** DLLC reads each member's load from fulcrum-loadd, which must run on every member. */
+export const usesFeedback = (algorithm: Algorithm) => algorithm === 'dynamic-least-load';
 
 /** The algorithms that hash the client: IPVS can hash its port too and fall back when the member is out. */
 export const HASH_ALGORITHMS: readonly Algorithm[] = ['source-hash', 'maglev-hash'];
@@ -172,6 +175,9 @@ export const poolFormSchema = z
     hash_port: z.boolean(),
     hash_fallback: z.boolean(),
     on_failure: z.enum(['remove', 'quiesce']),
+    feedback_agent_port: wholeNumber('agent port', 1, 65_535),
+    feedback_http_port: wholeNumber('load port', 1, 65_535),
+    feedback_interval_ms: wholeNumber('agent interval', 100, 3_600_000),
   })
   .superRefine((pool, ctx) => {
     if (pool.tls && pool.tls_verify && !pool.tls_ca) {
@@ -196,7 +202,10 @@ export function poolFormFields(values: ShownBy, layer: PoolLayer = 'unknown'): P
   const proxy: PoolFormField[] = layer === 'ipvs' ? [] : [...PROXY_POOL_FIELDS];
   const tls: PoolFormField[] = layer !== 'ipvs' && values.tls ? ['tls_verify', 'tls_sni', ...(values.tls_verify ? (['tls_ca'] as const) : [])] : [];
   const ipvs: PoolFormField[] = layer === 'proxy' ? [] : ['on_failure', ...(usesHashOptions(values.algorithm) ? (['hash_port', 'hash_fallback'] as const) : [])];
-  return [...POOL_FIELDS, ...persistence, ...proxy, ...tls, ...ipvs];
+  const feedback: PoolFormField[] = !usesFeedback(values.algorithm)
+    ? []
+    : ['feedback_http_port', ...(layer === 'ipvs' ? [] : (['feedback_agent_port', 'feedback_interval_ms'] as const))];
+  return [...POOL_FIELDS, ...persistence, ...proxy, ...tls, ...ipvs, ...feedback];
 }
 
 export const usesHashOptions = (algorithm: Algorithm) => HASH_ALGORITHMS.includes(algorithm);
@@ -238,6 +247,9 @@ export function toPoolForm(pool?: Pool): PoolFormValues {
     hash_port: pool?.hash_port ?? false,
     hash_fallback: pool?.hash_fallback ?? false,
     on_failure: pool?.on_failure ?? 'remove',
+    feedback_agent_port: pool?.feedback_agent_port ?? 3333,
+    feedback_http_port: pool?.feedback_http_port ?? 3334,
+    feedback_interval_ms: pool?.feedback_interval_ms ?? 1000,
   };
 }
 
