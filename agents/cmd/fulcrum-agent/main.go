@@ -3,8 +3,9 @@
 // swaps it in atomically, reloads the daemons whose files changed (HAProxy
 // without dropping connections), rolls back to the last good configuration
 // on failure, and reports the outcome. Meanwhile it keeps the kernel's IPVS
-// services on the schedulers the operator asked for and tells the API the
-// node's networks.
+// services on the schedulers the operator asked for, feeds the members'
+// loads to dynamic-least-load pools, and tells the API the node's networks
+// and those loads.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,6 +27,7 @@ import (
 	"fulcrum/agents/internal/apply"
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/feedback"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/ipvs"
 	"fulcrum/agents/internal/keepalived"
@@ -34,6 +37,16 @@ import (
 // reconcileInterval paces the IPVS scheduler reconcile: IPVS has no change
 // notifications, and keepalived puts its own scheduler back on reloads.
 const reconcileInterval = time.Second
+
+// The DLLC feedback loop: how often members' loads are read, how long one
+// read may take, the weight of a new reading, and how old a load may be
+// (the ip_vs_dllc module's own max_age_ms default).
+const (
+	feedbackInterval = time.Second
+	feedbackTimeout  = 800 * time.Millisecond
+	feedbackAlpha    = 0.5
+	feedbackMaxAge   = 3 * time.Second
+)
 
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
@@ -138,6 +151,8 @@ type node struct {
 	agent      *apply.Agent
 	reconciler *ipvs.Reconciler // nil when keepalived is not managed
 	kernel     *ipvs.Netlink
+	feedback   *feedback.Loop
+	module     *feedback.ModuleFile
 	reporter   *status.Reporter
 	logger     *slog.Logger
 }
@@ -181,10 +196,39 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		Backoff:  apply.Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   logger,
 	}
+	n.module = &feedback.ModuleFile{NetNS: netnsPath(o.netns)}
+	n.feedback = &feedback.Loop{
+		Module:   n.module,
+		HAProxy:  hap,
+		Services: ipvs.FileWanted(filepath.Join(store.LiveDir(), bundle.IPVSFile)),
+		Servers:  liveServers(filepath.Join(store.LiveDir(), bundle.ServersFile)),
+		Poller:   &feedback.Poller{Client: &http.Client{Timeout: feedbackTimeout}, Alpha: feedbackAlpha},
+		MaxAge:   feedbackMaxAge,
+		Logger:   logger,
+	}
+	if n.kernel != nil {
+		n.feedback.IPVS = n.kernel
+	}
 	n.reporter = &status.Reporter{
-		Sender: api, Networks: status.IPAddr{ExecPrefix: prefix}, IPVS: n.ipvsStatuses, Logger: logger,
+		Sender: api, Networks: status.IPAddr{ExecPrefix: prefix}, IPVS: n.ipvsStatuses, Members: n.feedback.Members,
+		Logger: logger,
 	}
 	return n, nil
+}
+
+// liveServers reads the live servers.json; a missing file means none.
+func liveServers(path string) func() ([]bundle.Server, error) {
+	return func() ([]bundle.Server, error) {
+		text, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s, err := bundle.ParseServers(string(text))
+		return s.Servers, err
+	}
 }
 
 // run runs the three loops until ctx ends.
@@ -196,7 +240,8 @@ func (n *node) run(ctx context.Context) {
 		wg.Add(1)
 		go func() { defer wg.Done(); n.reconciler.Run(ctx, reconcileInterval) }()
 	}
-	wg.Add(1)
+	wg.Add(2)
+	go func() { defer wg.Done(); n.feedback.Run(ctx, feedbackInterval) }()
 	go func() { defer wg.Done(); n.reporter.Run(ctx) }()
 	_ = n.agent.Run(ctx)
 }
@@ -208,6 +253,7 @@ func (n *node) once(ctx context.Context) int {
 	if n.reconciler != nil {
 		n.reconciler.Reconcile(ctx)
 	}
+	n.feedback.Step(ctx)
 	_ = n.reporter.Step(ctx)
 	if err != nil {
 		n.logger.Error("cycle failed", "err", err)
@@ -220,6 +266,7 @@ func (n *node) close() {
 	if n.kernel != nil {
 		_ = n.kernel.Close()
 	}
+	_ = n.module.Close()
 }
 
 // ipvsStatuses is the reconciler's outcome as the API takes it.

@@ -67,6 +67,33 @@ type NodeStatus struct {
 	Networks []string `json:"networks"`
 	// IPVS has one entry per virtual server of keepalived.d/ipvs.json.
 	IPVS []IPVSStatus `json:"ipvs"`
+	// Members has the live figures of every member of a
+	// dynamic-least-load pool.
+	Members []MemberStatus `json:"members"`
+}
+
+// MemberStatus is the live state of one member of a dynamic-least-load
+// pool on this node.
+type MemberStatus struct {
+	// Pool and Member name it in the API.
+	Pool   string `json:"pool"`
+	Member string `json:"member"`
+	// Layer is "ipvs" or "haproxy".
+	Layer string `json:"layer"`
+	// LoadMilli is the smoothed load (1000 = one fully busy server) and
+	// LoadAt when it was last read; null when never read.
+	LoadMilli *int64     `json:"load_milli"`
+	LoadAt    *time.Time `json:"load_at"`
+	// Connections and Weight are what the scheduler sees now; null when
+	// unknown (IPVS: active + inactive connections).
+	Connections *int `json:"connections"`
+	Weight      *int `json:"weight"`
+	// Feed is how the load reaches the scheduler: "ip_vs_dllc", "wlc
+	// weights" (the module is missing) or "haproxy agent-check"; empty when
+	// it does not.
+	Feed string `json:"feed"`
+	// Message says what is wrong, if anything.
+	Message string `json:"message"`
 }
 
 // IPVSStatus is the scheduler of one IPVS virtual server.
@@ -182,6 +209,9 @@ func (c *Client) Status(ctx context.Context, s NodeStatus) error {
 	}
 	if s.IPVS == nil {
 		s.IPVS = []IPVSStatus{}
+	}
+	if s.Members == nil {
+		s.Members = []MemberStatus{}
 	}
 	body, err := json.Marshal(s)
 	if err != nil {

@@ -166,16 +166,7 @@ func (n *Netlink) dial() error {
 func encodeService(svc Service) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.Nested(cmdAttrService, func(nae *netlink.AttributeEncoder) error {
-		nae.Uint16(svcAttrAF, svc.Family)
-		if svc.FWMark != 0 {
-			nae.Uint32(svcAttrFWMark, svc.FWMark)
-		} else {
-			var addr [16]byte
-			copy(addr[:], svc.Addr.AsSlice())
-			nae.Uint16(svcAttrProtocol, svc.Protocol)
-			nae.Bytes(svcAttrAddr, addr[:])
-			nae.Bytes(svcAttrPort, binary.BigEndian.AppendUint16(nil, svc.Port))
-		}
+		encodeServiceID(nae, svc.ServiceID)
 		nae.String(svcAttrSchedName, svc.Scheduler)
 		if svc.PEName != "" {
 			nae.String(svcAttrPEName, svc.PEName)

@@ -1,6 +1,7 @@
 // Package status tells the API what the node looks like, apart from apply
-// outcomes: the networks of the namespace the daemons run in, and the IPVS
-// scheduler in force for each layer-4 service. The Reporter sends it at
+// outcomes: the networks of the namespace the daemons run in, the IPVS
+// scheduler in force for each layer-4 service, and the live load,
+// connections and weight of every member of a dynamic-least-load pool. The Reporter sends it at
 // start, whenever it changes, and at least every minute.
 package status
 
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -116,6 +118,9 @@ type Reporter struct {
 	Networks Networks
 	// IPVS returns the scheduler statuses; nil means none.
 	IPVS func() []client.IPVSStatus
+	// Members returns the live figures of DLLC pool members; nil means
+	// none.
+	Members func() []client.MemberStatus
 	// Poll and Refresh; zero means DefaultPoll and DefaultRefresh.
 	Poll, Refresh time.Duration
 	// Logger; nil means slog.Default().
@@ -153,9 +158,12 @@ func (r *Reporter) step(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read networks: %w", err)
 	}
-	s := client.NodeStatus{Networks: networks, IPVS: []client.IPVSStatus{}}
+	s := client.NodeStatus{Networks: networks, IPVS: []client.IPVSStatus{}, Members: []client.MemberStatus{}}
 	if r.IPVS != nil {
 		s.IPVS = append(s.IPVS, r.IPVS()...)
+	}
+	if r.Members != nil {
+		s.Members = append(s.Members, r.Members()...)
 	}
 	now := r.now()
 	if r.sent != nil && sameStatus(*r.sent, s) && now.Sub(r.sentAt) < orDefault(r.Refresh, DefaultRefresh) {
@@ -183,7 +191,7 @@ func (r *Reporter) note(err error) {
 }
 
 func sameStatus(a, b client.NodeStatus) bool {
-	return slices.Equal(a.Networks, b.Networks) && slices.Equal(a.IPVS, b.IPVS)
+	return reflect.DeepEqual(a, b)
 }
 
 func (r *Reporter) sleep(ctx context.Context, d time.Duration) error {

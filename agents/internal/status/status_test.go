@@ -91,6 +91,7 @@ func TestReporter(t *testing.T) {
 		at       time.Duration // since the start
 		networks networksAnswer
 		ipvs     []client.IPVSStatus
+		members  []client.MemberStatus
 		apiDown  bool
 		wantSent bool
 		wantErr  string
@@ -108,6 +109,9 @@ func TestReporter(t *testing.T) {
 				{at: 15 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, wantSent: true},
 				{at: 70 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused},
 				{at: 75 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, wantSent: true},
+				{at: 80 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, members: loaded(500), wantSent: true},
+				{at: 85 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, members: loaded(500)},
+				{at: 90 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, members: loaded(520), wantSent: true},
 			},
 		},
 		{
@@ -134,12 +138,14 @@ func TestReporter(t *testing.T) {
 			sender := &fakeSender{}
 			var now time.Time
 			var ipvs []client.IPVSStatus
+			var members []client.MemberStatus
 			r := &Reporter{
 				Sender: sender, Networks: nets, IPVS: func() []client.IPVSStatus { return ipvs },
-				Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
+				Members: func() []client.MemberStatus { return members },
+				Logger:  slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
 			}
 			for i, tk := range tt.ticks {
-				now, ipvs, sender.down = start.Add(tk.at), tk.ipvs, tk.apiDown
+				now, ipvs, members, sender.down = start.Add(tk.at), tk.ipvs, tk.members, tk.apiDown
 				nets.answers = []networksAnswer{tk.networks}
 				before := len(sender.got)
 				err := r.Step(context.Background())
@@ -152,9 +158,12 @@ func TestReporter(t *testing.T) {
 				if !tk.wantSent {
 					continue
 				}
-				want := client.NodeStatus{Networks: tk.networks.networks, IPVS: tk.ipvs}
+				want := client.NodeStatus{Networks: tk.networks.networks, IPVS: tk.ipvs, Members: tk.members}
 				if want.IPVS == nil {
 					want.IPVS = []client.IPVSStatus{}
+				}
+				if want.Members == nil {
+					want.Members = []client.MemberStatus{}
 				}
 				if diff := cmp.Diff(want, sender.got[len(sender.got)-1]); diff != "" {
 					t.Errorf("tick %d: status mismatch (-want +got):\n%s", i, diff)
@@ -186,4 +195,11 @@ func TestRunSendsAtOnceAndPolls(t *testing.T) {
 	if len(sender.got) != 2 || !cmp.Equal(sleeps, []time.Duration{DefaultPoll, DefaultPoll}) {
 		t.Errorf("sent %d statuses with sleeps %v; want 2 and two default polls", len(sender.got), sleeps)
 	}
+}
+
+// loaded is the status of one DLLC member with the given load (a fresh
+// pointer each time, as the feedback loop makes them).
+func loaded(milli int64) []client.MemberStatus {
+	conns := 3
+	return []client.MemberStatus{{Pool: "app", Member: "s1", Layer: "ipvs", LoadMilli: &milli, Connections: &conns, Feed: "ip_vs_dllc"}}
 }
