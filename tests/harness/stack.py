@@ -214,6 +214,8 @@ class Stack:
             str(self.state_dir),
             "--exec-prefix",
             " ".join(self.lab.lb_exec_prefix),
+            "--netns",
+            self.lab.ns("lb"),
             "--wait",
             "20s",
         ]

@@ -5,7 +5,11 @@ import os
 import pytest
 
 from tests.harness.lab import Lab
+from tests.harness.loadd import LoadAgents, build_loadd
 from tests.harness.stack import Stack
+
+# The study's worked example (seeds-digest §002): A = s1 50 %, B = s2 30 %, C = s3 70 %.
+EXAMPLE_LOADS = {"s1": "0.5", "s2": "0.3", "s3": "0.7"}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,3 +29,15 @@ def lab(_root):
 def stack(lab):
     with Stack(lab) as stack:
         yield stack
+
+
+@pytest.fixture(scope="session")
+def loadd_bin(tmp_path_factory):
+    return build_loadd(tmp_path_factory.mktemp("loadd-bin"))
+
+
+@pytest.fixture(scope="module")
+def loads(lab, loadd_bin, tmp_path_factory):
+    """fulcrum-loadd on every lab server, with the worked example's loads (logs beside)."""
+    with LoadAgents(lab, loadd_bin, tmp_path_factory.mktemp("loadd"), EXAMPLE_LOADS) as agents:
+        yield agents

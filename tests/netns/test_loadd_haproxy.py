@@ -10,7 +10,7 @@
                           each server: weight 256 check agent-check agent-port 3333 agent-inter 200ms
 
 Each server's fulcrum-loadd reads its load from a file (``--source file:``) and answers only
-the balancer (``--allow 10.77.2.1/32``). The loads are the study's worked example
+the balancer (``--allow 10.77.2.1/32``; tests/harness/loadd.py). The loads are the study's worked example
 (seeds-digest §002): A = s1 50 %, B = s2 30 %, C = s3 70 %, so fulcrum-loadd answers 20 %, 33 %
 and 14 % and HAProxy's weights become 256 x 20 / 100 = 51, 256 x 33 / 100 = 84 and
 256 x 14 / 100 = 35 (HAProxy truncates: ``iweight * percent / 100`` in
@@ -21,28 +21,22 @@ picks the smallest connections / weight, which is DLLC's smallest connections x 
 import contextlib
 import csv
 import io
-import os
-import shutil
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.harness.loadd import AGENT_PORT, HTTP_PORT, balancer_get
+from tests.netns.conftest import EXAMPLE_LOADS
 from tests.netns.test_rest_flow import wait_for
 
 pytestmark = pytest.mark.netns
 
-REPO = Path(__file__).resolve().parents[2]
 VIP = "10.77.100.40"
 HOLD_PORTS = {"s1": 10001, "s2": 10002, "s3": 10003}
-BALANCER = "10.77.2.1"  # the lb namespace's address on the servers' side: agent-checks come from it
-AGENT_PORT, HTTP_PORT = 3333, 3334
 AGENT_INTER_S = 0.2
-WINDOW, SAMPLE = "400ms", "100ms"
-EXAMPLE_LOADS = {"s1": "0.5", "s2": "0.3", "s3": "0.7"}
 
 HAPROXY_CFG = """\
 global
@@ -79,55 +73,6 @@ sys.stdin.read()
 
 
 @pytest.fixture(scope="module")
-def loadd_bin(tmp_path_factory):
-    """fulcrum-loadd built static, as the appliance ships it."""
-    path = tmp_path_factory.mktemp("loadd-bin") / "fulcrum-loadd"
-    go = shutil.which("go") or "/usr/local/go/bin/go"
-    subprocess.run(
-        [go, "build", "-o", str(path), "./cmd/fulcrum-loadd"],
-        cwd=REPO / "agents",
-        env={**os.environ, "CGO_ENABLED": "0"},
-        check=True,
-        timeout=300,
-    )
-    return path
-
-
-@pytest.fixture(scope="module")
-def loads(lab, loadd_bin, tmp_path_factory):
-    """One fulcrum-loadd per lab server, each reading its own load file (set to the
-    example's loads); its log is ``<workdir>/<server>.log``."""
-    workdir = tmp_path_factory.mktemp("loadd")
-    files = {name: workdir / f"{name}.load" for name in lab.servers}
-    for name, load in EXAMPLE_LOADS.items():
-        set_load(files[name], load)
-    with contextlib.ExitStack() as stack:
-        procs = []
-        for name in lab.servers:
-            log = stack.enter_context(open(workdir / f"{name}.log", "wb"))
-            argv = [str(loadd_bin), "--source", f"file:{files[name]}", "--allow", f"{BALANCER}/32"]
-            argv += ["--window", WINDOW, "--sample", SAMPLE, "--log-level", "debug"]
-            proc = subprocess.Popen(["ip", "netns", "exec", lab.ns(name), *argv], stdout=log, stderr=log)
-            stack.callback(proc.wait, timeout=10)
-            stack.callback(proc.terminate)
-            procs.append(proc)
-        for addr in lab.servers.values():
-            wait_for(lambda addr=addr: balancer_get(lab, addr, "/v1/load")[0] == 200, 10)
-        yield LoadFiles(files)
-    assert [p.returncode for p in procs] == [0] * len(procs), "fulcrum-loadd did not exit 0 on SIGTERM"
-
-
-class LoadFiles:
-    """The servers' load files."""
-
-    def __init__(self, files):
-        self.files = files
-
-    def set(self, name, text):
-        set_load(self.files[name], text)
-
-
-@pytest.fixture(scope="module")
 def haproxy(lab, loads, tmp_path_factory):
     """HAProxy in the lb namespace (its output in ``haproxy.log`` beside its configuration);
     yields the path of its admin socket."""
@@ -153,25 +98,6 @@ def haproxy(lab, loads, tmp_path_factory):
 
 
 # -- helpers -----------------------------------------------------------------------------
-
-
-def set_load(path, text):
-    """Replace the load file at once (fulcrum-loadd never reads half a file)."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text + "\n")
-    tmp.replace(path)
-
-
-def balancer_get(lab, addr, path):
-    """GET http://addr:3334/path from the balancer's namespace: (status, body)."""
-    proc = lab.exec(
-        "lb",
-        ["curl", "-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "2", f"http://{addr}:{HTTP_PORT}{path}"],
-        capture_output=True,
-        text=True,
-    )
-    body, _, status = proc.stdout.rpartition("\n")
-    return int(status or 0), body
 
 
 def admin(sock, command):

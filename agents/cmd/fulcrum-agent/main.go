@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -113,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.keepalivedBin, "keepalived", "keepalived", "keepalived executable; empty: keepalived files are stored, keepalived is not managed")
 	fs.StringVar(&o.keepalivedLog, "keepalived-log", "", "file keepalived logs to; empty: syslog")
 	fs.StringVar(&o.nftBin, "nft", "nft", "nft executable, for keepalived.d/fulcrum.nft")
-	fs.StringVar(&o.netns, "netns", "", "network namespace of IPVS (NAME for /run/netns/NAME, or a path); empty: the agent's own")
+	fs.StringVar(&o.netns, "netns", "", "network namespace of IPVS and of the real servers' load agents (NAME for /run/netns/NAME, or a path); empty: the agent's own")
 	fs.StringVar(&o.execPrefix, "exec-prefix", "", `words prepended to the haproxy start command and to every keepalived, nft and ip command, e.g. "ip netns exec fl-lb"`)
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "long-poll wait asked of the API (the API caps it at 55s)")
 	fs.BoolVar(&o.once, "once", false, "run one poll/apply cycle, then exit (non-zero if it failed)")
@@ -202,7 +201,7 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		HAProxy:  hap,
 		Services: ipvs.FileWanted(filepath.Join(store.LiveDir(), bundle.IPVSFile)),
 		Servers:  liveServers(filepath.Join(store.LiveDir(), bundle.ServersFile)),
-		Poller:   &feedback.Poller{Client: &http.Client{Timeout: feedbackTimeout}, Alpha: feedbackAlpha},
+		Poller:   &feedback.Poller{Client: feedback.NewHTTPClient(netnsPath(o.netns), feedbackTimeout), Alpha: feedbackAlpha},
 		MaxAge:   feedbackMaxAge,
 		Logger:   logger,
 	}

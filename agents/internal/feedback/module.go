@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -61,36 +60,17 @@ func (m *ModuleFile) Close() error {
 	return err
 }
 
-// open opens the file from inside NetNS: a thread of its own enters the
-// namespace, and is thrown away afterwards (never unlocked), so no other
-// goroutine ever runs in the wrong namespace. The open file keeps
-// addressing that namespace's loads.
+// open opens the file from inside NetNS (see inNetNS).
 func (m *ModuleFile) open() (*os.File, error) {
 	if m.NetNS == "" {
 		return os.OpenFile(procFile, os.O_WRONLY, 0)
 	}
-	type result struct {
-		f   *os.File
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		ns, err := os.Open(m.NetNS)
-		if err != nil {
-			done <- result{err: fmt.Errorf("network namespace: %w", err)}
-			return
-		}
-		defer ns.Close()
-		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- result{err: fmt.Errorf("enter %s: %w", m.NetNS, err)}
-			return
-		}
-		f, err := os.OpenFile(procFile, os.O_WRONLY, 0)
-		done <- result{f, err}
-	}()
-	r := <-done
-	return r.f, r.err
+	var f *os.File
+	err := inNetNS(m.NetNS, func() (err error) {
+		f, err = os.OpenFile(procFile, os.O_WRONLY, 0)
+		return err
+	})
+	return f, err
 }
 
 // moduleLine renders one load for the module: "tcp 10.0.0.10:80
