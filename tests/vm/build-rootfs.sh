@@ -32,6 +32,11 @@ readonly PACKAGES=(
 	nftables socat apache2-utils nginx
 	initramfs-tools zstd ca-certificates
 )
+# Installed with the kernel: what building the ip_vs_dllc module in the guest
+# takes (DKMS, the headers of the guest's kernel, gcc, sparse for `make check`).
+# checkpatch.pl (`make style`) comes out of the kernel's source package, see
+# install_checkpatch.
+readonly MODULE_BUILD_PACKAGES=(linux-headers-amd64 dkms sparse xz-utils)
 # Enough to mount the root disk: the initrd carries only these (and their
 # dependencies). The 9p modules are loaded from the root filesystem.
 readonly INITRD_MODULES=(virtio_pci virtio_blk ext4)
@@ -105,6 +110,31 @@ chroot_apt_install() {
 	umount "$root/var/cache/apt/archives" "$root/proc"
 }
 
+# install_checkpatch ROOT: scripts/checkpatch.pl and the two files it reads
+# (spelling.txt, const_structs.checkpatch) from linux-source-<series> of the
+# same version as the installed kernel, into /usr/local/share/checkpatch, with
+# /usr/local/bin/checkpatch.pl linked to it. Debian packages checkpatch
+# nowhere else; the 150 MB package stays in the package cache, not the image,
+# and tar stops reading once it has the three files.
+install_checkpatch() {
+	local root=$1
+	local release series version deb
+	release=$(find "$root/boot" -name 'vmlinuz-*' -printf '%f\n' | sed 's/^vmlinuz-//' | sort -V | tail -1)
+	series=$(cut -d. -f1,2 <<<"$release")
+	# shellcheck disable=SC2016 # a dpkg-query format, not a shell expansion
+	version=$(chroot "$root" dpkg-query -W -f '${Version}' "linux-image-$release")
+	log "checkpatch.pl from linux-source-$series $version"
+	chroot_apt_install "$root" --download-only "linux-source-$series=$version"
+	deb=$CACHE/debs/linux-source-${series}_${version}_all.deb
+	dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/src/linux-source-$series.tar.xz" >"$root/tmp/linux-source.tar.xz"
+	mkdir -p "$root/usr/local/share/checkpatch"
+	chroot "$root" tar -xJf /tmp/linux-source.tar.xz -C /usr/local/share/checkpatch \
+		--strip-components=2 --occurrence=1 "linux-source-$series/scripts/checkpatch.pl" \
+		"linux-source-$series/scripts/spelling.txt" "linux-source-$series/scripts/const_structs.checkpatch"
+	rm "$root/tmp/linux-source.tar.xz"
+	ln -s ../share/checkpatch/checkpatch.pl "$root/usr/local/bin/checkpatch.pl"
+}
+
 configure_guest() {
 	local root=$1
 	echo fulcrum-vm >"$root/etc/hostname"
@@ -163,7 +193,11 @@ build() {
 	bootstrap "$work/root"
 	configure_initramfs "$work/root"
 	log "installing the kernel"
-	chroot_apt_install "$work/root" linux-image-amd64
+	chroot_apt_install "$work/root" linux-image-amd64 "${MODULE_BUILD_PACKAGES[@]}"
+	install_checkpatch "$work/root"
+	# DKMS signs what it builds; its key made here, not in each guest boot
+	# (RSA key generation takes long under TCG).
+	chroot "$work/root" dkms generate_mok >>"$BUILD_LOG" 2>&1
 	configure_guest "$work/root"
 	extract_boot_files "$work/root" "$work"
 	make_disk_image "$work/root" "$work/rootfs.ext4"

@@ -12,8 +12,8 @@
 # tests/artifacts/vm/results/. The serial console is kept in
 # tests/artifacts/vm/console.log.
 #
-# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 900),
-# FULCRUM_VM_TEST_TIMEOUT (s, each test, default 300), FULCRUM_VM_MEMORY
+# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 2400),
+# FULCRUM_VM_TEST_TIMEOUT (s, each test, default 480), FULCRUM_VM_MEMORY
 # (MiB, default 1024), FULCRUM_VM_CPUS (default 2), FULCRUM_VM_ARTIFACTS
 # (directory for console.log and results/, default tests/artifacts/vm),
 # FULCRUM_VM_ICOUNT (QEMU -icount, e.g. shift=1: guest time from the
@@ -31,10 +31,10 @@ readonly REPO
 readonly ARTIFACTS=${FULCRUM_VM_ARTIFACTS:-$REPO/tests/artifacts/vm}
 readonly RESULTS=$ARTIFACTS/results
 readonly CONSOLE_LOG=$ARTIFACTS/console.log
-readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-900}
+readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-2400}
 readonly MEMORY=${FULCRUM_VM_MEMORY:-1024}
 readonly CPUS=${FULCRUM_VM_CPUS:-2}
-readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-300}
+readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-480}
 
 log() { echo "vm/run: $*" >&2; }
 

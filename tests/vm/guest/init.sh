@@ -16,7 +16,7 @@ export HOME=/root LANG=C.UTF-8
 
 readonly GUEST_TESTS=/src/tests/vm/guest
 readonly RESULTS=/results
-readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-300}
+readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-480}
 
 console() { echo "fulcrum-vm: $*" >/dev/console; }
 
