@@ -11,7 +11,7 @@ PYTEST=(.venv/bin/pytest -p no:cacheprovider)
 mkdir -p tests/artifacts
 
 tier_lint()    { make -s lint; }
-tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench && make -s -C agents test && (cd webui && npm test --silent); }
+tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench && make -s -C agents test && make -s -C appliance/kernel/ip_vs_dllc test && (cd webui && npm test --silent); }
 tier_api()     { "${PYTEST[@]}" api --ignore=api/compiler; }
 tier_netns()   { "${PYTEST[@]}" tests/netns; }
 tier_browser() { "${PYTEST[@]}" tests/e2e; }

@@ -2,7 +2,7 @@
 # Install what `make demo` and `make test` need on Debian 12 (bookworm), idempotently:
 # Debian packages, the Python venv, the console's npm packages. Fast when all is present.
 #
-#   appliance/dev/deps.sh [--with-test]    (--with-test adds Chromium, QEMU, debootstrap, wrk)
+#   appliance/dev/deps.sh [--with-test]    (--with-test adds Chromium, QEMU, debootstrap, wrk, httperf)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,6 +29,8 @@ if [ "$with_test" = 1 ]; then
   packages+=(
     chromium:chromium
     wrk:wrk
+    httperf:httperf  # the DLLC benchmark (seed 002), as the study measured
+    gcc:gcc  # the host test of ip_vs_dllc's selection maths (unit tier)
     qemu-system-x86_64:qemu-system-x86
     qemu-img:qemu-utils
     debootstrap:debootstrap

@@ -39,8 +39,11 @@ func Effective(milli int64) uint32 {
 	return uint32(min(max(milli, MinLoad), MaxLoad))
 }
 
-// Overhead is IPVS's connection count of a destination
-// (ip_vs_dest_conn_overhead): an active connection costs 256 inactive ones.
+// Overhead is IPVS's connection count of a destination as mainline's
+// ip_vs_dest_conn_overhead defines it: an active connection costs 256
+// inactive ones. The module calls the kernel's own helper, so a kernel that
+// weighs them otherwise (Debian's 6.12.107 counts an active one 257 times)
+// stays consistent there; this function serves the tests of the maths.
 func Overhead(active, inactive uint32) uint64 {
 	return uint64(active)<<8 + uint64(inactive)
 }
