@@ -168,17 +168,29 @@ func TestStatus(t *testing.T) {
 				}},
 			},
 			wantBody: `{"networks":["10.0.0.1/24","fd00::1/64"],"ipvs":[{"key":"tcp 10.0.0.10:80","name":"web",` +
-				`"scheduler_wanted":"dllc","scheduler_in_force":"wlc","message":"kernel refused scheduler dllc: no such scheduler"}]}`,
+				`"scheduler_wanted":"dllc","scheduler_in_force":"wlc","message":"kernel refused scheduler dllc: no such scheduler"}],` +
+				`"members":[]}`,
+		},
+		{
+			name:   "a DLLC member: unknown figures are null",
+			status: http.StatusNoContent,
+			send: NodeStatus{Members: []MemberStatus{{
+				Pool: "app", Member: "s1", Layer: "ipvs", Weight: ptr(3), Feed: "wlc weights",
+				Message: "no fresh load: fulcrum-loadd has not answered yet",
+			}}},
+			wantBody: `{"networks":[],"ipvs":[],"members":[{"pool":"app","member":"s1","layer":"ipvs","load_milli":null,` +
+				`"load_at":null,"connections":null,"weight":3,"feed":"wlc weights",` +
+				`"message":"no fresh load: fulcrum-loadd has not answered yet"}]}`,
 		},
 		{
 			name:     "nothing known: empty lists, not null",
 			status:   http.StatusNoContent,
-			wantBody: `{"networks":[],"ipvs":[]}`,
+			wantBody: `{"networks":[],"ipvs":[],"members":[]}`,
 		},
 		{
 			name:     "bad token",
 			status:   http.StatusUnauthorized,
-			wantBody: `{"networks":[],"ipvs":[]}`,
+			wantBody: `{"networks":[],"ipvs":[],"members":[]}`,
 			wantErr:  ErrUnauthorized,
 		},
 	}
@@ -232,3 +244,5 @@ func TestNewRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
