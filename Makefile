@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
-        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 clean
+        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -14,7 +14,7 @@ help: ## list the targets
 deps: ## install what the appliance needs to run here (apt, venv, npm)
 	@appliance/dev/deps.sh
 
-deps-test: ## install what the tests also need (Chromium, QEMU, debootstrap, wrk)
+deps-test: ## install what the tests also need (Chromium, QEMU, debootstrap, wrk, httperf)
 	@appliance/dev/deps.sh --with-test
 	@tests/vm/deps.sh
 
@@ -71,6 +71,9 @@ bench: deps-test build ## WebBench mix: Fulcrum-compiled HAProxy vs the direct p
 
 bench-l4: deps-test ## layer 4 in the QEMU guest: IPVS NAT and DR vs HAProxy vs direct (~11 min, ratios)
 	@tests/bench/l4bench.sh
+
+bench-dllc: deps-test build ## seed 002: RR/WRR/LC/WLC/DLLC through HAProxy to two servers of unequal capacity (~20 min)
+	@$(PY) -m tests.bench.dllcbench
 
 clean: ## remove build outputs and local state (stops the private PostgreSQL)
 	-@$(PY) -m tests.harness.pg stop 2>/dev/null

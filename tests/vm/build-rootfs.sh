@@ -29,7 +29,7 @@ readonly BUILD_LOG=$CACHE/build.log
 readonly PACKAGES=(
 	ipvsadm keepalived haproxy
 	iproute2 procps curl python3-minimal busybox kmod iputils-ping
-	nftables socat apache2-utils nginx
+	nftables socat apache2-utils nginx httperf
 	initramfs-tools zstd ca-certificates
 )
 # Installed with the kernel: what building the ip_vs_dllc module in the guest
