@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/testlog"
 )
 
 // TestGuestDLLCFeedback is the DLLC loop end to end on a real kernel:
@@ -43,7 +44,7 @@ func TestGuestDLLCFeedback(t *testing.T) {
 		"--keepalived-log", filepath.Join(dir, "keepalived.log"), "--log-level", "debug",
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan int)
 	go func() { done <- run(ctx, args, &logs) }()
 	t.Cleanup(func() {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/haproxytest"
 	"fulcrum/agents/internal/ipvs"
+	"fulcrum/agents/internal/testlog"
 )
 
 const token = "node-token-lb1"
@@ -135,24 +135,6 @@ func (f *fakeAPI) awaitStatus(t *testing.T) client.NodeStatus {
 	return client.NodeStatus{}
 }
 
-// syncBuffer collects the agent's log safely across goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // ignoreMessage compares reports on revision and state; messages are
 // checked by substring where it matters.
 var ignoreMessage = cmpopts.IgnoreFields(client.Report{}, "Message")
@@ -191,10 +173,10 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	api.publish(1, cfgA)
 	ctx, stop := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan int)
 	go func() { done <- run(ctx, args, &logs) }()
-	var onceLogs syncBuffer
+	var onceLogs testlog.Buffer
 	t.Cleanup(func() {
 		stop()
 		if t.Failed() || testing.Verbose() {
@@ -304,7 +286,7 @@ func TestAgentEndToEnd(t *testing.T) {
 func TestOnceBadToken(t *testing.T) {
 	srv := httptest.NewServer(&fakeAPI{})
 	t.Cleanup(srv.Close)
-	var logs syncBuffer
+	var logs testlog.Buffer
 	args := []string{"--api", srv.URL, "--token-file", writeToken(t, "wrong"), "--state-dir", t.TempDir(), "--once"}
 	if code := run(context.Background(), args, &logs); code != 1 {
 		t.Errorf("exit %d, want 1", code)

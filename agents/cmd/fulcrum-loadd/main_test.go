@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"fulcrum/agents/internal/testlog"
 )
 
 func TestUsage(t *testing.T) {
@@ -87,7 +88,7 @@ func TestFailures(t *testing.T) {
 func TestServesUntilStopped(t *testing.T) {
 	loadFile := filepath.Join(t.TempDir(), "load")
 	writeLoad(t, loadFile, "0.5\n")
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
@@ -185,7 +186,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 // waitForLog waits for a log line matching pattern and returns its group.
-func waitForLog(t *testing.T, log *syncBuffer, pattern string) string {
+func waitForLog(t *testing.T, log *testlog.Buffer, pattern string) string {
 	t.Helper()
 	re := regexp.MustCompile(pattern)
 	var m []string
@@ -194,22 +195,4 @@ func waitForLog(t *testing.T, log *syncBuffer, pattern string) string {
 		return m != nil
 	})
 	return m[1]
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -36,6 +36,7 @@ import (
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/ipvs"
 	"fulcrum/agents/internal/status"
+	"fulcrum/agents/internal/testlog"
 )
 
 // guestOnly skips the test outside the QEMU guest, saying why; the guest
@@ -237,31 +238,13 @@ func layer4Bundle(webSched, conf string, nftLast int) map[string]string {
 	}
 }
 
-// syncBuffer collects logs safely across goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestGuestKeepalivedIPVS applies revisions through the Applier to the real
 // keepalived in a namespace, with the scheduler reconcile running as in the
 // agent, and checks the kernel's IPVS table and nftables after each.
 func TestGuestKeepalivedIPVS(t *testing.T) {
 	guestOnly(t)
 	l := newLab(t)
-	var logs syncBuffer
+	var logs testlog.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store := apply.Store{Dir: t.TempDir()}
 	if err := store.Init(); err != nil {
