@@ -103,7 +103,8 @@ test('sign in, build pool and virtual service, apply, node applies it', async ({
       await expect(page.getByRole('table', { name: 'Virtual services' })).toBeVisible();
       await snap(page, `10-services-${scheme}`);
       await page.getByRole('link', { name: 'Pools' }).click();
-      await page.getByRole('link', { name: NAME, exact: true }).click();
+      // Wait for the pools page: the services page has a link named NAME too.
+      await page.getByRole('table', { name: 'Pools' }).getByRole('link', { name: NAME, exact: true }).click();
       await expect(page.getByRole('heading', { name: `Pool ${NAME}` })).toBeVisible();
       await snap(page, `11-pool-detail-${scheme}`);
       await page.getByRole('link', { name: 'Apply & history' }).click();

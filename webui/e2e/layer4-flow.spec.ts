@@ -33,8 +33,13 @@ test('IPVS pool and member, NAT service, a refused direct routing, sync settings
     await page.getByRole('link', { name: 'New pool' }).first().click();
     await page.getByLabel('Name', { exact: true }).fill(NAME);
     const algorithm = page.getByRole('combobox', { name: 'Algorithm' });
-    await expect(algorithm.locator('optgroup[label="Layer 4 (IPVS) only"] > option')).toHaveCount(5);
+    await expect(algorithm.locator('optgroup[label="Layer 4 (IPVS) only"] > option')).toHaveCount(4);
+    // DLLC works on both layers: the kernel module for IPVS, agent-check weights for HAProxy.
+    await expect(algorithm.locator('optgroup[label="Any layer"] > option[value="dynamic-least-load"]')).toHaveCount(1);
+    await algorithm.selectOption('dynamic-least-load');
+    await expect(page.getByRole('group', { name: 'Load feedback (DLLC)' })).toBeVisible();
     await algorithm.selectOption('shortest-expected-delay');
+    await expect(page.getByRole('group', { name: 'Load feedback (DLLC)' })).toHaveCount(0);
     await page.getByRole('combobox', { name: 'Persistence' }).selectOption('source');
     await page.getByLabel('IPv4 mask').fill('24');
     await page.getByRole('combobox', { name: 'When a health check fails (layer 4)' }).selectOption('quiesce');
