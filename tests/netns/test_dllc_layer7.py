@@ -129,8 +129,11 @@ def test_worked_example_next_connection_goes_to_b_and_the_api_shows_it(stack, la
             proc.wait(timeout=10)
 
 
-def test_a_silent_agent_is_reported(stack, lab, pool, loads):
-    """s3's load stops making sense: HAProxy keeps its last weight, the API says why."""
+def test_a_silent_agent_counts_as_the_average_load(stack, lab, pool, loads):
+    """s3's load stops making sense: HAProxy alone would keep its last weight (35); the
+    agent gives it the weight of the others' mean load, (500 + 300) / 2 = 400: 25 %, so
+    256 x 25 / 100 = 64, and the API says why. A good load again and the agent-check rules."""
+    wait_for(lambda: weights(stack) == EXAMPLE_WEIGHTS, 10)
     loads.set("s3", "not a number")
     try:
 
@@ -139,8 +142,11 @@ def test_a_silent_agent_is_reported(stack, lab, pool, loads):
             s3 = next(m for m in members if m["name"] == "s3")
             return s3["live"][0]["message"] if s3["live"] else ""
 
+        took = wait_for(lambda: weights(stack)["s3"] == 64, 15)
+        print(f"s3 took the average's weight {took:.1f}s after its load went bad")
+        assert weights(stack) == {"s1": 51, "s2": 84, "s3": 64}
         wait_for(lambda: "no fresh load" in message(), 20)
         assert "fulcrum-loadd: HTTP 503" in message()
-        assert weights(stack)["s3"] == EXAMPLE_WEIGHTS["s3"]
     finally:
         loads.set("s3", "0.7")
+    wait_for(lambda: weights(stack) == EXAMPLE_WEIGHTS, 10)

@@ -8,8 +8,10 @@
 //     stays in force), sets each real server's weight to its configured
 //     weight scaled by 1 / load (dllc.IPVSWeight), so that wlc chooses as
 //     DLLC would;
-//   - for a HAProxy pool, only reads them: HAProxy asks the same program's
-//     agent-check itself.
+//   - for a HAProxy pool, only reads them (HAProxy asks the same program's
+//     agent-check itself), except that a server whose load is unknown gets
+//     the weight of the pool's average load, where HAProxy would keep the
+//     last answer of a silent agent.
 //
 // A load older than MaxAge (or never read) is unknown: the module counts it
 // as the service's average by its own age limit, and the wlc fallback does
@@ -53,10 +55,11 @@ type Module interface {
 	Write(line string) error
 }
 
-// HAProxy reports the servers' live figures; *haproxy.Manager implements
-// it.
+// HAProxy reports the servers' live figures and sets a weight;
+// *haproxy.Manager implements it.
 type HAProxy interface {
 	ServerStats(ctx context.Context) (map[string]haproxy.ServerStat, error)
+	SetWeight(ctx context.Context, server string, weight int) error
 }
 
 // Loop is the feedback loop. Services and Servers read the live bundle's
@@ -262,26 +265,67 @@ func (l *Loop) refreshed(ctx context.Context, svc ipvs.Service, d ipvs.Dest) (ip
 	return d, nil
 }
 
-// haproxyMembers returns the figures of the servers of DLLC pools.
+// haproxyMembers returns the figures of the servers of DLLC pools, and
+// gives a server whose load is unknown the weight of the pool's average
+// load: HAProxy itself would keep the last answer of a silent agent.
 func (l *Loop) haproxyMembers(ctx context.Context, servers []bundle.Server) []client.MemberStatus {
-	var stats map[string]haproxy.ServerStat
-	var statsErr error
-	var members []client.MemberStatus
+	byPool := map[string][]bundle.Server{}
+	var pools []string
 	for _, s := range servers {
 		if s.Feedback == (bundle.Feedback{}) {
 			continue
 		}
-		if stats == nil && statsErr == nil {
-			stats, statsErr = l.HAProxy.ServerStats(ctx)
-			l.note("haproxy stats", statsErr)
+		if byPool[s.Feedback.Pool] == nil {
+			pools = append(pools, s.Feedback.Pool)
 		}
-		m := memberStatus(s.Feedback, "haproxy", l.loadOf(s.Feedback))
+		byPool[s.Feedback.Pool] = append(byPool[s.Feedback.Pool], s)
+	}
+	if len(pools) == 0 {
+		return nil
+	}
+	stats, err := l.HAProxy.ServerStats(ctx)
+	l.note("haproxy stats", err)
+	var members []client.MemberStatus
+	for _, pool := range pools {
+		members = append(members, l.haproxyPool(ctx, byPool[pool], stats, err)...)
+	}
+	return members
+}
+
+func (l *Loop) haproxyPool(ctx context.Context, servers []bundle.Server, stats map[string]haproxy.ServerStat, statsErr error) []client.MemberStatus {
+	loads := make([]load, len(servers))
+	milli := make([]int64, len(servers))
+	known := make([]bool, len(servers))
+	for i, s := range servers {
+		loads[i] = l.loadOf(s.Feedback)
+		milli[i], known[i] = loads[i].reading.Milli, loads[i].known
+	}
+	filled := dllc.Fill(milli, known)
+	members := make([]client.MemberStatus, 0, len(servers))
+	for i, s := range servers {
+		m := memberStatus(s.Feedback, "haproxy", loads[i])
 		m.Feed = FeedAgent
-		if st, ok := stats[s.Name()]; ok {
+		st, ok := stats[s.Name()]
+		switch {
+		case !ok && statsErr != nil:
+			m.Message = "cannot read HAProxy's figures: " + statsErr.Error()
+		case !ok:
+			m.Message = "HAProxy has no such server (yet)"
+		default:
+			if !known[i] && s.Weight > 0 && s.Admin == bundle.Ready && st.Weight > 0 {
+				// What fulcrum-loadd would answer for the average load, as
+				// HAProxy applies a percentage (truncated, at least 1).
+				want := max(1, s.Weight*dllc.AgentPercent(int64(filled[i]))/100)
+				if want != st.Weight {
+					if err := l.HAProxy.SetWeight(ctx, s.Name(), want); err != nil {
+						l.note("weight "+s.Name(), err)
+					} else {
+						st.Weight = want
+					}
+				}
+			}
 			conns, weight := st.Current, st.Weight
 			m.Connections, m.Weight = &conns, &weight
-		} else if statsErr != nil {
-			m.Message = "cannot read HAProxy's figures: " + statsErr.Error()
 		}
 		members = append(members, m)
 	}

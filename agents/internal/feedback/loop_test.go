@@ -136,10 +136,23 @@ func (m *fakeModule) Write(line string) error {
 	return nil
 }
 
-type fakeHAProxy map[string]haproxy.ServerStat
+// fakeHAProxy is HAProxy's runtime API: the servers' figures, and the
+// weights set ("backend/server weight").
+type fakeHAProxy struct {
+	stats map[string]haproxy.ServerStat
+	sets  []string
+}
 
-func (f fakeHAProxy) ServerStats(context.Context) (map[string]haproxy.ServerStat, error) {
-	return f, nil
+func (f *fakeHAProxy) ServerStats(context.Context) (map[string]haproxy.ServerStat, error) {
+	return f.stats, nil
+}
+
+func (f *fakeHAProxy) SetWeight(_ context.Context, server string, weight int) error {
+	f.sets = append(f.sets, fmt.Sprintf("%s %d", server, weight))
+	st := f.stats[server]
+	st.Weight = weight
+	f.stats[server] = st
+	return nil
 }
 
 // l4Case is a dllc service of three real servers 127.0.0.1-3:80 whose
@@ -163,7 +176,7 @@ func l4Case(t *testing.T, scheduler string) (*Loop, *fakeIPVS, *fakeModule, []*l
 	}
 	module := &fakeModule{}
 	loop := &Loop{
-		IPVS: kernel, Module: module, HAProxy: fakeHAProxy{},
+		IPVS: kernel, Module: module, HAProxy: &fakeHAProxy{},
 		Services: func() ([]bundle.IPVSService, error) { return []bundle.IPVSService{svc}, nil },
 		Servers:  func() ([]bundle.Server, error) { return nil, nil },
 		Poller:   &Poller{Client: &http.Client{Timeout: time.Second}, Alpha: 1},
@@ -236,7 +249,7 @@ func TestLoopReportsHAProxyMembers(t *testing.T) {
 	ls := newLoadServer(t, 250)
 	f := ls.target("big")
 	loop := &Loop{
-		HAProxy: fakeHAProxy{"pool-app/big": {Current: 4, Weight: 102}},
+		HAProxy: &fakeHAProxy{stats: map[string]haproxy.ServerStat{"pool-app/big": {Current: 4, Weight: 102}}},
 		Module:  &fakeModule{},
 		Services: func() ([]bundle.IPVSService, error) {
 			return nil, nil
@@ -258,3 +271,40 @@ func TestLoopReportsHAProxyMembers(t *testing.T) {
 }
 
 var cmpIgnoreLoadAt = cmpopts.IgnoreFields(client.MemberStatus{}, "LoadAt")
+
+// A HAProxy server whose agent went silent gets the weight of the pool's
+// average load: HAProxy alone would keep its last answer for ever.
+func TestLoopGivesASilentHAProxyServerTheAverageWeight(t *testing.T) {
+	a, b := newLoadServerOn(t, "127.0.0.1", 500), newLoadServerOn(t, "127.0.0.2", 300)
+	fa, fb := a.target("a"), b.target("b")
+	servers := []bundle.Server{
+		{Backend: "pool-app", Server: "a", Weight: 256, Admin: bundle.Ready, Feedback: fa},
+		{Backend: "pool-app", Server: "b", Weight: 256, Admin: bundle.Ready, Feedback: fb},
+	}
+	hap := &fakeHAProxy{stats: map[string]haproxy.ServerStat{
+		"pool-app/a": {Weight: 51}, "pool-app/b": {Weight: 84},
+	}}
+	loop := &Loop{
+		HAProxy: hap, Module: &fakeModule{},
+		Services: func() ([]bundle.IPVSService, error) { return nil, nil },
+		Servers:  func() ([]bundle.Server, error) { return servers, nil },
+		Poller:   &Poller{Client: &http.Client{Timeout: time.Second}, Alpha: 1},
+		MaxAge:   3 * time.Second,
+		Logger:   slog.New(slog.DiscardHandler),
+	}
+	loop.Step(context.Background())
+	if len(hap.sets) != 0 {
+		t.Fatalf("weights set while every agent answers: %v", hap.sets)
+	}
+	b.set(0, http.StatusServiceUnavailable)
+	start := time.Now()
+	loop.Now = func() time.Time { return start.Add(10 * time.Second) }
+	loop.Step(context.Background())
+	// b counts as a's load, 500: 256 × 20 / 100 = 51.
+	if diff := cmp.Diff([]string{"pool-app/b 51"}, hap.sets); diff != "" {
+		t.Errorf("weights set (-want +got):\n%s", diff)
+	}
+	if m := loop.Members()[1]; *m.Weight != 51 || !strings.Contains(m.Message, "no fresh load") {
+		t.Errorf("b's status = %+v", m)
+	}
+}

@@ -71,3 +71,18 @@ func ParseServerStats(out string) (map[string]ServerStat, error) {
 	}
 	return stats, nil
 }
+
+// SetWeight sets a server's weight ("backend/server") in the current
+// worker, as HAProxy's "set weight" does: until the next reload, or the
+// server's next agent-check answer.
+func (m *Manager) SetWeight(ctx context.Context, server string, weight int) error {
+	cmd := fmt.Sprintf("set weight %s %d", server, weight)
+	answer, err := m.CLI().Worker(ctx, cmd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	if msg := strings.TrimSpace(answer); msg != "" {
+		return fmt.Errorf("%s: haproxy answered %q", cmd, msg)
+	}
+	return nil
+}
