@@ -9,6 +9,7 @@ from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from revisions.choices import NodeRevisionState
+from services.api.serializers import MemberFiguresSerializer
 from services.snapshot import sync_dict
 
 
@@ -20,25 +21,11 @@ class IpvsStatusSerializer(StrictSerializer):
     message = serializers.CharField(max_length=1000, allow_blank=True, required=False, default="")
 
 
-class MemberStatusSerializer(StrictSerializer):
+class MemberStatusSerializer(MemberFiguresSerializer):
     """The live state of one member of a dynamic-least-load pool on one node."""
 
     pool = serializers.CharField(max_length=63)
     member = serializers.CharField(max_length=63)
-    layer = serializers.ChoiceField(choices=["ipvs", "haproxy"])
-    load_milli = serializers.IntegerField(
-        min_value=0, allow_null=True, help_text="Smoothed load; 1000 = one fully busy server."
-    )
-    load_at = serializers.DateTimeField(allow_null=True, help_text="When the load was last read.")
-    connections = serializers.IntegerField(min_value=0, allow_null=True)
-    weight = serializers.IntegerField(allow_null=True, help_text="The weight in force in the scheduler.")
-    feed = serializers.CharField(
-        max_length=32,
-        allow_blank=True,
-        help_text="How the load reaches the scheduler: ip_vs_dllc, wlc weights (module missing), "
-        "haproxy agent-check; empty when it does not.",
-    )
-    message = serializers.CharField(max_length=1000, allow_blank=True)
 
 
 class NodeSerializer(StrictModelSerializer):

@@ -111,16 +111,30 @@ def member_live_status():
     return live
 
 
-class MemberLiveSerializer(serializers.Serializer):
-    node = serializers.CharField()
-    reported_at = serializers.DateTimeField(allow_null=True)
-    layer = serializers.CharField()
-    load_milli = serializers.IntegerField(allow_null=True, help_text="Smoothed load; 1000 = one fully busy server.")
-    load_at = serializers.DateTimeField(allow_null=True)
-    connections = serializers.IntegerField(allow_null=True)
+class MemberFiguresSerializer(StrictSerializer):
+    """What a node agent reports of one member of a dynamic-least-load pool."""
+
+    layer = serializers.ChoiceField(choices=["ipvs", "haproxy"])
+    load_milli = serializers.IntegerField(
+        min_value=0, allow_null=True, help_text="Smoothed load; 1000 = one fully busy server."
+    )
+    load_at = serializers.DateTimeField(allow_null=True, help_text="When the load was last read.")
+    connections = serializers.IntegerField(min_value=0, allow_null=True)
     weight = serializers.IntegerField(allow_null=True, help_text="The weight in force in the scheduler.")
-    feed = serializers.CharField(help_text="ip_vs_dllc, wlc weights (the module is missing) or haproxy agent-check.")
-    message = serializers.CharField()
+    feed = serializers.CharField(
+        max_length=32,
+        allow_blank=True,
+        help_text="How the load reaches the scheduler: ip_vs_dllc, wlc weights (module missing), "
+        "haproxy agent-check; empty when it does not.",
+    )
+    message = serializers.CharField(max_length=1000, allow_blank=True)
+
+
+class MemberLiveSerializer(MemberFiguresSerializer):
+    """A member's figures on one node, as the member's ``live`` shows them."""
+
+    node = serializers.CharField()
+    reported_at = serializers.DateTimeField(allow_null=True, help_text="When the node sent them.")
 
 
 class MemberSerializer(StrictModelSerializer):

@@ -940,21 +940,28 @@ export interface components {
          * @enum {string}
          */
         MemberForwardingEnum: "nat" | "direct-routing" | "tunnel";
+        /** @description A member's figures on one node, as the member's ``live`` shows them. */
         MemberLive: {
-            node: string;
-            /** Format: date-time */
-            reported_at: string | null;
-            layer: string;
+            layer: components["schemas"]["LayerEnum"];
             /** @description Smoothed load; 1000 = one fully busy server. */
             load_milli: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the load was last read.
+             */
             load_at: string | null;
             connections: number | null;
             /** @description The weight in force in the scheduler. */
             weight: number | null;
-            /** @description ip_vs_dllc, wlc weights (the module is missing) or haproxy agent-check. */
+            /** @description How the load reaches the scheduler: ip_vs_dllc, wlc weights (module missing), haproxy agent-check; empty when it does not. */
             feed: string;
             message: string;
+            node: string;
+            /**
+             * Format: date-time
+             * @description When the node sent them.
+             */
+            reported_at: string | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1015,8 +1022,6 @@ export interface components {
         MemberStateEnum: "enabled" | "drain" | "disabled";
         /** @description The live state of one member of a dynamic-least-load pool on one node. */
         MemberStatusRequest: {
-            pool: string;
-            member: string;
             layer: components["schemas"]["LayerEnum"];
             /** @description Smoothed load; 1000 = one fully busy server. */
             load_milli: number | null;
@@ -1031,6 +1036,8 @@ export interface components {
             /** @description How the load reaches the scheduler: ip_vs_dllc, wlc weights (module missing), haproxy agent-check; empty when it does not. */
             feed: string;
             message: string;
+            pool: string;
+            member: string;
         };
         /**
          * @description * `GET` - Get

@@ -92,7 +92,7 @@ describe('MembersPanel, dynamic least load', () => {
   const live = (node: string, load: number | null, connections: number, feed: string, message = '') => ({
     node,
     reported_at: '2026-11-22T08:00:00Z',
-    layer: 'ipvs',
+    layer: 'ipvs' as const,
     load_milli: load,
     load_at: load === null ? null : '2026-11-22T08:00:00Z',
     connections,
