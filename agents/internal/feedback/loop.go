@@ -189,14 +189,11 @@ func (l *Loop) feedService(ctx context.Context, s bundle.IPVSService, svc ipvs.S
 	for _, d := range dests {
 		byAddr[d.AddrPort()] = d
 	}
-	loads := make([]load, len(s.Feedback))
-	milli := make([]int64, len(s.Feedback))
-	known := make([]bool, len(s.Feedback))
+	targets := make([]bundle.Feedback, len(s.Feedback))
 	for i, f := range s.Feedback {
-		loads[i] = l.loadOf(f.Feedback)
-		milli[i], known[i] = loads[i].reading.Milli, loads[i].known
+		targets[i] = f.Feedback
 	}
-	filled := dllc.Fill(milli, known)
+	loads, filled := l.loadsOf(targets)
 	feed := FeedModule
 	if svc.Scheduler != "dllc" {
 		feed = svc.Scheduler + " weights"
@@ -213,8 +210,7 @@ func (l *Loop) feedService(ctx context.Context, s bundle.IPVSService, svc ipvs.S
 			m.Message = "not in the kernel's table (disabled, failed its health check, or not added yet)"
 		default:
 			m.Feed = feed
-			m.Message = l.feedDest(ctx, s, svc, d, f, loads[i], filled[i])
-			d, _ = l.refreshed(ctx, svc, d)
+			d.Weight, m.Message = l.feedDest(ctx, s, svc, d, f, loads[i], filled[i])
 			conns, weight := int(d.ActiveConns+d.InactConns), int(d.Weight)
 			m.Connections, m.Weight = &conns, &weight
 		}
@@ -223,15 +219,16 @@ func (l *Loop) feedService(ctx context.Context, s bundle.IPVSService, svc ipvs.S
 	return members
 }
 
-// feedDest feeds one real server and returns what went wrong, if anything.
-func (l *Loop) feedDest(ctx context.Context, s bundle.IPVSService, svc ipvs.Service, d ipvs.Dest, f bundle.DestFeedback, ld load, filled uint32) string {
+// feedDest feeds one real server and returns its weight in force and what
+// went wrong, if anything.
+func (l *Loop) feedDest(ctx context.Context, s bundle.IPVSService, svc ipvs.Service, d ipvs.Dest, f bundle.DestFeedback, ld load, filled uint32) (int32, string) {
 	want := int32(f.Weight)
 	if svc.Scheduler == "dllc" {
 		if ld.known {
 			line := moduleLine(s.Protocol, s.Address, s.Port, s.FWMark, d.AddrPort(), uint32(max(0, min(ld.reading.Milli, 1<<31))))
 			if err := l.Module.Write(line); err != nil {
 				l.note("module "+s.Key, fmt.Errorf("write %q: %w", line, err))
-				return fmt.Sprintf("the ip_vs_dllc module refused the load: %v", err)
+				return d.Weight, fmt.Sprintf("the ip_vs_dllc module refused the load: %v", err)
 			}
 		}
 	} else {
@@ -241,28 +238,27 @@ func (l *Loop) feedDest(ctx context.Context, s bundle.IPVSService, svc ipvs.Serv
 	if d.Weight > 0 && f.Weight > 0 && d.Weight != want {
 		if err := l.IPVS.SetDestWeight(ctx, svc, d, want); err != nil {
 			l.note("weight "+s.Key, err)
-			return err.Error()
+			return d.Weight, err.Error()
 		}
+		d.Weight = want
 	}
 	if !ld.known {
-		return "no fresh load: " + staleReason(ld.reading)
+		return d.Weight, "no fresh load: " + staleReason(ld.reading)
 	}
-	return ""
+	return d.Weight, ""
 }
 
-// refreshed re-reads d after a weight change so the status shows what is
-// in force; on error the old figures stay.
-func (l *Loop) refreshed(ctx context.Context, svc ipvs.Service, d ipvs.Dest) (ipvs.Dest, error) {
-	dests, err := l.IPVS.Dests(ctx, svc)
-	if err != nil {
-		return d, err
+// loadsOf returns what is known of each target's load, and the load the
+// rule uses for each (an unknown one counting as the mean of the known).
+func (l *Loop) loadsOf(targets []bundle.Feedback) ([]load, []uint32) {
+	loads := make([]load, len(targets))
+	milli := make([]int64, len(targets))
+	known := make([]bool, len(targets))
+	for i, t := range targets {
+		loads[i] = l.loadOf(t)
+		milli[i], known[i] = loads[i].reading.Milli, loads[i].known
 	}
-	for _, n := range dests {
-		if n.AddrPort() == d.AddrPort() {
-			return n, nil
-		}
-	}
-	return d, nil
+	return loads, dllc.Fill(milli, known)
 }
 
 // haproxyMembers returns the figures of the servers of DLLC pools, and
@@ -293,14 +289,11 @@ func (l *Loop) haproxyMembers(ctx context.Context, servers []bundle.Server) []cl
 }
 
 func (l *Loop) haproxyPool(ctx context.Context, servers []bundle.Server, stats map[string]haproxy.ServerStat, statsErr error) []client.MemberStatus {
-	loads := make([]load, len(servers))
-	milli := make([]int64, len(servers))
-	known := make([]bool, len(servers))
+	targets := make([]bundle.Feedback, len(servers))
 	for i, s := range servers {
-		loads[i] = l.loadOf(s.Feedback)
-		milli[i], known[i] = loads[i].reading.Milli, loads[i].known
+		targets[i] = s.Feedback
 	}
-	filled := dllc.Fill(milli, known)
+	loads, filled := l.loadsOf(targets)
 	members := make([]client.MemberStatus, 0, len(servers))
 	for i, s := range servers {
 		m := memberStatus(s.Feedback, "haproxy", loads[i])
@@ -312,7 +305,7 @@ func (l *Loop) haproxyPool(ctx context.Context, servers []bundle.Server, stats m
 		case !ok:
 			m.Message = "HAProxy has no such server (yet)"
 		default:
-			if !known[i] && s.Weight > 0 && s.Admin == bundle.Ready && st.Weight > 0 {
+			if !loads[i].known && s.Weight > 0 && s.Admin == bundle.Ready && st.Weight > 0 {
 				// What fulcrum-loadd would answer for the average load, as
 				// HAProxy applies a percentage (truncated, at least 1).
 				want := max(1, s.Weight*dllc.AgentPercent(int64(filled[i]))/100)
