@@ -15,7 +15,7 @@ const PORT = 8040; // the members listen on 80: fine for NAT, not for direct rou
 
 async function openPool(page: Page) {
   await page.getByRole('link', { name: 'Pools' }).click();
-  await page.getByRole('link', { name: NAME, exact: true }).click();
+  await page.getByRole('table', { name: 'Pools' }).getByRole('link', { name: NAME, exact: true }).click();
   await expect(page.getByRole('heading', { name: `Pool ${NAME}` })).toBeVisible();
 }
 

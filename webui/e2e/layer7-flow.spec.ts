@@ -76,6 +76,9 @@ test('certificate, HTTPS service, rules reordered, apply, drain a member at runt
     const poolId = Number(new URL(page.url()).pathname.split('/').pop());
     await api.create('health-checks/', { pool: poolId, type: 'http', path: '/health', interval_ms: 1000, timeout_ms: 500, rise: 1, fall: 2 });
     for (const member of members()) await api.create('members/', { pool: poolId, ...member });
+    // Made behind the console's back: reload, or the pool page shows its cached copy for a few seconds.
+    await page.reload();
+    for (const member of members()) await expect(page.getByRole('group', { name: `State of ${member.name}` })).toBeVisible();
   });
 
   await test.step('create the HTTPS virtual service with the certificate', async () => {
@@ -151,7 +154,7 @@ test('certificate, HTTPS service, rules reordered, apply, drain a member at runt
   await test.step('drain a member at runtime, without applying', async () => {
     const member = members()[0]!;
     await page.getByRole('link', { name: 'Pools' }).click();
-    await page.getByRole('link', { name: POOL, exact: true }).click();
+    await page.getByRole('table', { name: 'Pools' }).getByRole('link', { name: POOL, exact: true }).click();
     const buttons = page.getByRole('group', { name: `State of ${member.name}` });
     await buttons.getByRole('button', { name: 'Drain' }).click();
     const done = page.getByRole('status').filter({ hasText: new RegExp(`^${member.name} draining \\(revision \\d+\\)\\.$`) });
