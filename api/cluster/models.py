@@ -18,6 +18,15 @@ class Node(models.Model):
     """A load-balancer node running fulcrum-agent; it authenticates with its own token."""
 
     name = models.CharField(max_length=63, unique=True, validators=[validate_name])
+    address = models.GenericIPAddressField(
+        null=True,
+        blank=True,
+        unpack_ipv4=True,
+        help_text="The node's own address on the HA segment: VRRP unicast source and HAProxy peer.",
+    )
+    standby = models.BooleanField(
+        default=False, editable=False, help_text="An operator asked the node to give up every master role."
+    )
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
     last_seen = models.DateTimeField(null=True, blank=True, editable=False)
     applied_revision = models.ForeignKey(
@@ -32,6 +41,9 @@ class Node(models.Model):
         default=list,
         editable=False,
         help_text="Per member of a dynamic-least-load pool: its load, connections and weight in force.",
+    )
+    vrrp_status = models.JSONField(
+        default=list, editable=False, help_text="Per HA group: the node's VRRP state, priority and since when."
     )
     status_at = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -53,9 +65,9 @@ class Node(models.Model):
 class IpvsSync(models.Model):
     """IPVS connection synchronisation between the balancers (one row, pk 1).
 
-    Every node runs the kernel's sync daemon on ``interface``: the master sends its
-    connection table, the backups receive it, so established layer-4 connections survive
-    a failover. Until HA groups exist both daemons run on every node.
+    Every node runs the kernel's sync daemon on ``interface``: the master of ``ha_group``
+    sends its connection table, the backups receive it, so established layer-4 connections
+    survive a failover. Without a group both daemons run on every node.
     """
 
     enabled = models.BooleanField(default=False)
@@ -71,6 +83,14 @@ class IpvsSync(models.Model):
         help_text="Largest sync message in bytes; 0 = from the interface MTU.",
     )
     group = models.GenericIPAddressField(null=True, blank=True, help_text="Multicast group; empty = 224.0.0.81.")
+    ha_group = models.ForeignKey(
+        "HaGroup",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The HA group whose master sends and whose backups receive; empty = both daemons on every node.",
+    )
 
     class Meta:
         verbose_name = "IPVS connection sync"
@@ -82,3 +102,91 @@ class IpvsSync(models.Model):
     @classmethod
     def load(cls):
         return cls.objects.get_or_create(pk=1)[0]
+
+
+class HaGroup(models.Model):
+    """A VRRP instance: VIPs that move together between the nodes listed in it.
+
+    Active/backup is one group; active/active is two or more with mirrored priorities,
+    the VIPs split between them. Node-specific values (priority, interface) are per-node
+    rows (HaGroupNode), never copied from one node to another.
+    """
+
+    name = models.CharField(max_length=63, unique=True, validators=[validate_name])
+    vrid = models.PositiveSmallIntegerField(
+        unique=True,
+        validators=[MinValueValidator(rules.VRID_MIN), MaxValueValidator(rules.VRID_MAX)],
+        help_text="Virtual router ID, unique on the segment.",
+    )
+    interface = models.CharField(max_length=15, default="eth0", validators=[validate_interface])
+    vips = models.JSONField(default=list, help_text="Addresses, optionally with /prefix (default /32 or /128).")
+    version = models.PositiveSmallIntegerField(default=3, choices=[(2, "VRRPv2"), (3, "VRRPv3")])
+    advert_interval_ms = models.PositiveIntegerField(
+        default=1000, help_text="VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds."
+    )
+    preempt = models.BooleanField(default=True, help_text="A returning higher-priority node takes the VIPs back.")
+    preempt_delay_s = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(rules.PREEMPT_DELAY_S_MAX)])
+    auth_password = models.CharField(
+        max_length=8, blank=True, help_text="VRRPv2 PASS authentication (cleartext on the wire); empty = none."
+    )
+    track_haproxy = models.BooleanField(default=True, help_text="Give up the VIPs when HAProxy is not running.")
+    track_interfaces = models.JSONField(default=list, help_text="Give up the VIPs when one of these is down.")
+    witness = models.GenericIPAddressField(
+        null=True, blank=True, help_text="An address (e.g. the gateway) that must answer ping before claiming the VIPs."
+    )
+    garp_refresh_s = models.PositiveIntegerField(
+        default=60,
+        validators=[MaxValueValidator(rules.GARP_REFRESH_S_MAX)],
+        help_text="The master repeats gratuitous ARP / unsolicited NA this often; 0 = only on takeover.",
+    )
+    garp_repeat = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(rules.GARP_REPEAT_MIN), MaxValueValidator(rules.GARP_REPEAT_MAX)]
+    )
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "HA group"
+        verbose_name_plural = "HA groups"
+
+    def __str__(self):
+        return self.name
+
+
+class HaGroupNode(models.Model):
+    """One node's place in an HA group."""
+
+    group = models.ForeignKey(HaGroup, on_delete=models.CASCADE, related_name="nodes")
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="ha_groups")
+    priority = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(rules.VRRP_PRIORITY_MIN), MaxValueValidator(rules.VRRP_PRIORITY_MAX)]
+    )
+    interface = models.CharField(
+        max_length=15, blank=True, validators=[validate_interface], help_text="Empty = the group's interface."
+    )
+
+    class Meta:
+        ordering = ["group__name", "node__name"]
+        constraints = [models.UniqueConstraint(fields=["group", "node"], name="hagroupnode_unique")]
+
+    def __str__(self):
+        return f"{self.node} in {self.group} ({self.priority})"
+
+
+class HaEvent(models.Model):
+    """A VRRP role change on a node, as its agent saw it."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="ha_events")
+    group = models.CharField(max_length=63)
+    at = models.DateTimeField(help_text="When the node saw the change.")
+    old_state = models.CharField(max_length=16)
+    new_state = models.CharField(max_length=16)
+    priority = models.PositiveSmallIntegerField(default=0)
+    reason = models.CharField(max_length=500, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["-at"], name="haevent_at")]
+
+    def __str__(self):
+        return f"{self.at} {self.node} {self.group}: {self.old_state} -> {self.new_state}"

@@ -7,8 +7,9 @@
   a fallback and the node agent sets the kernel scheduler itself, and keeps it set.
 - ``keepalived.d/fulcrum.nft``: firewall marks for port-range services (IPVS matches a
   range only as a firewall-mark service). Only present when a range service exists.
+- The node's VRRP instances and ``keepalived.d/ha.json`` (see compiler.ha).
 
-Nothing is rendered for a snapshot without IPVS services or sync settings.
+Nothing is rendered for a node without IPVS services, sync settings or HA groups.
 """
 
 import ipaddress
@@ -18,6 +19,7 @@ from decimal import Decimal
 
 from compiler.errors import VerifyError
 from compiler.feedback import feedback_target
+from compiler.ha import ha_json, vrrp
 from compiler.templating import environment, keepalived_word
 from compiler.tokens import HASH_SCHEDULERS, IPVS_METHOD, IPVS_SCHEDULER, KEEPALIVED_FALLBACK, KEEPALIVED_SCHEDULERS
 from compiler.verify import verify
@@ -200,11 +202,20 @@ def _nft(virtual_servers, node, revision):
     return "\n".join([*lines, "    }", "}", ""])
 
 
+def _sync_instance(snap, ha):
+    """The VRRP instance that decides this node's sync daemon role; "" = both daemons."""
+    wanted = snap.ipvs_sync.ha_group if snap.ipvs_sync else ""
+    if ha is None or not wanted:
+        return ""
+    return wanted if any(i["group"].name == wanted for i in ha["instances"]) else ""
+
+
 def render_keepalived(snap, node):
     """Return ``{path: bytes}`` of keepalived's files for ``node``; empty when nothing is L4."""
     verify(snap)
     services = sorted((s for s in snap.virtual_services if s.ipvs and s.enabled), key=lambda s: s.name)
-    if not services and snap.ipvs_sync is None:
+    ha = vrrp(snap, node)
+    if not services and snap.ipvs_sync is None and ha is None:
         return {}
     marks = {}
     for service in services:
@@ -218,6 +229,8 @@ def render_keepalived(snap, node):
         "revision": snap.revision,
         "node": node,
         "sync": snap.ipvs_sync,
+        "sync_instance": _sync_instance(snap, ha),
+        "ha": ha,
         "scripts": any(vs["check"] and vs["check"]["type"] == "script" for vs in virtual_servers),
         "virtual_servers": virtual_servers,
     }
@@ -225,6 +238,8 @@ def render_keepalived(snap, node):
         "keepalived.conf": environment().get_template("keepalived/keepalived.conf.j2").render(context).encode(),
         "keepalived.d/ipvs.json": _ipvs_json(virtual_servers).encode(),
     }
+    if ha is not None:
+        files["keepalived.d/ha.json"] = ha_json(ha, node).encode()
     ranged = [vs for vs in virtual_servers if vs["mark"]]
     if ranged:
         files["keepalived.d/fulcrum.nft"] = _nft(ranged, node, snap.revision).encode()

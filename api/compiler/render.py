@@ -12,6 +12,7 @@ import ipaddress
 import json
 from dataclasses import dataclass
 
+from compiler import ha
 from compiler import rules as limits
 from compiler.errors import VerifyError
 from compiler.feedback import feedback_target
@@ -154,7 +155,7 @@ def _backend(pool, mode, files, pems):
     return backend
 
 
-def _frontend(service, files, pems):
+def _frontend(service, files, pems, floating):
     switching = compile_rules(service)
     for leaf, content in switching.maps.items():
         files.add(leaf, content)
@@ -176,6 +177,8 @@ def _frontend(service, files, pems):
             (page, files.add(f"vs-{service.name}.error-{page.status}.http", page.body)) for page in service.error_pages
         ],
         "track": service.rate_limit is not None or service.conn_limit > 0,
+        # An HA VIP is local only on the master: bind it anyway, so a takeover needs no reload.
+        "floating": " transparent" if vip in floating else "",
     }
     if service.protocol == "https":
         front["crts"] = [files.add(f"cert-{name}.pem", pems[name].crt) for name in service.certificates]
@@ -246,7 +249,8 @@ def render_haproxy(snap, node, pems=None):
     # IPVS services and their pools belong to keepalived (compiler.keepalived).
     services = sorted((s for s in snap.virtual_services if not s.ipvs), key=lambda s: s.name)
     proxied = [p for p in snap.pools if "ipvs" not in modes.get(p.name, ()) and p.algorithm in HAPROXY_BALANCE]
-    frontends = [_frontend(s, files, pems) for s in services]
+    floating = ha.floating_vips(snap, node)
+    frontends = [_frontend(s, files, pems, floating) for s in services]
     backends = [
         _backend(p, min(modes.get(p.name) or {"http"}), files, pems) for p in sorted(proxied, key=lambda p: p.name)
     ]
@@ -256,6 +260,7 @@ def render_haproxy(snap, node, pems=None):
         "frontends": frontends,
         "backends": backends,
         "external_check": any(b["check"] and b["check"]["ping_script"] for b in backends),
+        "peers": ha.peers(snap, node),
     }
     files.add("servers.json", _servers_json(backends, context))
     return {"haproxy.cfg": _render(context).encode(), **dict(sorted(files.files.items()))}

@@ -199,3 +199,24 @@ SYNC_ID_MAX = 255
 SYNC_MAXLEN_MAX = 65507
 INTERFACE_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}\Z")
 INTERFACE_HELP = "A network interface name such as eth1 (1-15 characters)."
+
+# High availability (VRRP through keepalived, state sync through HAProxy peers).
+VRID_MIN, VRID_MAX = 1, 255
+VRRP_PRIORITY_MIN, VRRP_PRIORITY_MAX = 1, 254  # 255 is the address owner's; 0 means "giving up"
+VRRP_VERSIONS = (2, 3)
+# VRRPv3 counts in centiseconds (up to 4095); VRRPv2 in whole seconds (up to 255).
+ADVERT_V3_MS_MIN, ADVERT_V3_MS_MAX, ADVERT_V3_MS_STEP = 10, 40_950, 10
+ADVERT_V2_MS_MIN, ADVERT_V2_MS_MAX, ADVERT_V2_MS_STEP = 1000, 255_000, 1000
+PREEMPT_DELAY_S_MAX = 1000
+GARP_REFRESH_S_MAX = 86_400
+GARP_REPEAT_MIN, GARP_REPEAT_MAX = 1, 100
+HA_VIPS_MAX = 64
+TRACK_INTERFACES_MAX = 16
+# VRRPv2 PASS authentication: keepalived keeps the first 8 characters; no spaces or quotes.
+VRRP_PASSWORD_RE = re.compile(r"\A[A-Za-z0-9_.:@-]{1,8}\Z")
+VRRP_PASSWORD_HELP = "1-8 characters: letters, digits and _ . : @ -"
+# Where a node's agent and keepalived meet: the track files and the notify FIFO.
+HA_RUN_DIR = "/run/fulcrum-agent"
+# HAProxy peers: stick tables (persistence) replicated between the nodes.
+PEERS_PORT = 10000
+PEERS_SECTION = "fulcrum"

@@ -224,6 +224,48 @@ class IpvsSync:
     ttl: int = 1
     max_packet: int = 0  # 0 = the kernel's choice (from the MTU)
     group: str = ""  # multicast group; "" = 224.0.0.81
+    # The HA group whose master sends the connection table and whose backups receive it;
+    # "" = both daemons on every node.
+    ha_group: str = ""
+
+
+@dataclass(frozen=True)
+class Node:
+    """An appliance node as HA sees it; node-specific values live here, never in a group."""
+
+    name: str
+    address: str = ""  # its own address on the HA segment: VRRP unicast source, HAProxy peer
+    standby: bool = False  # an operator asked it to give up every master role
+
+
+@dataclass(frozen=True)
+class HaNode:
+    """A node's place in an HA group: its own priority, and its interface when it differs."""
+
+    node: str
+    priority: int
+    interface: str = ""  # "" = the group's
+
+
+@dataclass(frozen=True)
+class HaGroup:
+    """A VRRP instance: the VIPs that move together between the nodes of the group."""
+
+    name: str
+    vrid: int
+    vips: tuple[str, ...]  # address or address/prefix, one family
+    nodes: tuple[HaNode, ...]
+    interface: str = "eth0"
+    version: int = 3  # VRRPv3 allows sub-second adverts; v2 allows a password
+    advert_interval_ms: int = 1000
+    preempt: bool = True  # a returning higher-priority node takes the master role back
+    preempt_delay_s: int = 0
+    auth_password: str = ""  # VRRPv2 only (PASS); cleartext on the wire
+    track_haproxy: bool = True  # give up the master role when HAProxy is not running
+    track_interfaces: tuple[str, ...] = ()
+    witness: str = ""  # an address that must answer ping, or the node does not claim the VIPs
+    garp_refresh_s: int = 60  # the master repeats gratuitous ARP / unsolicited NA; 0 = only on takeover
+    garp_repeat: int = 3
 
 
 @dataclass(frozen=True)
@@ -233,12 +275,21 @@ class Snapshot:
     pools: tuple[Pool, ...]
     certificates: tuple[Certificate, ...] = ()
     ipvs_sync: IpvsSync | None = None
+    nodes: tuple[Node, ...] = ()
+    ha_groups: tuple[HaGroup, ...] = ()
 
     def pool(self, name):
         return next((p for p in self.pools if p.name == name), None)
 
     def certificate(self, name):
         return next((c for c in self.certificates if c.name == name), None)
+
+    def node(self, name):
+        return next((n for n in self.nodes if n.name == name), None)
+
+    def groups_of(self, node):
+        """The HA groups ``node`` (a name) belongs to, with its own entry in each."""
+        return [(g, e) for g in self.ha_groups for e in g.nodes if e.node == node]
 
 
 def _convert(value, annotation, path):
@@ -282,7 +333,13 @@ def _label(item, index):
     return item.get("name", index) if isinstance(item, dict) else index
 
 
-_SECTIONS = {"virtual_services": "virtual-services", "pools": "pools", "certificates": "certificates"}
+_SECTIONS = {
+    "virtual_services": "virtual-services",
+    "pools": "pools",
+    "certificates": "certificates",
+    "nodes": "nodes",
+    "ha_groups": "ha-groups",
+}
 
 
 def snapshot_from_dict(data):

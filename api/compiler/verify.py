@@ -26,6 +26,9 @@ def verify(snap):
     problems += _pool_modes(snap)
     if snap.ipvs_sync is not None:
         problems += verify_sync(snap.ipvs_sync, "ipvs-sync")
+        if snap.ipvs_sync.ha_group and not any(g.name == snap.ipvs_sync.ha_group for g in snap.ha_groups):
+            problems.append(("ipvs-sync/ha_group", f"no HA group named {snap.ipvs_sync.ha_group!r}"))
+    problems += verify_ha(snap)
     if problems:
         raise VerifyError(problems)
 
@@ -600,4 +603,131 @@ def _verify_ipvs_members(service, pool):
         family_fixed = vip is not None and method != "tunnel" and not _address(member.address, "")
         if family_fixed and ipaddress.ip_address(member.address).version != vip.version:
             problems.append((f"{mpath}/address", f"{method} needs the VIP's address family; only tunnel mixes them"))
+    return problems
+
+
+def verify_ha(snap):
+    """Problems with the nodes' HA settings and the HA groups."""
+    problems = _unique_names(snap.nodes, "nodes")
+    for node in snap.nodes:
+        problems += _name(node.name, f"nodes/{node.name}/name")
+        if node.address:
+            problems += _address(node.address, f"nodes/{node.name}/address")
+    problems += _unique_names(snap.ha_groups, "ha-groups")
+    for group in snap.ha_groups:
+        problems += verify_ha_group(group, snap.node)
+    problems += _ha_clashes(snap.ha_groups)
+    return problems
+
+
+def verify_ha_group(group, node_named):
+    """Problems with one HA group; ``node_named(name)`` returns a snapshot Node or None."""
+    path = f"ha-groups/{group.name}"
+    problems = _name(group.name, f"{path}/name")
+    problems += _within(group.vrid, rules.VRID_MIN, rules.VRID_MAX, f"{path}/vrid")
+    problems += _interface(group.interface, f"{path}/interface")
+    problems += _one_of(group.version, rules.VRRP_VERSIONS, f"{path}/version")
+    problems += _advert(group, f"{path}/advert_interval_ms")
+    problems += _within(group.preempt_delay_s, 0, rules.PREEMPT_DELAY_S_MAX, f"{path}/preempt_delay_s")
+    if group.preempt_delay_s and not group.preempt:
+        problems.append((f"{path}/preempt_delay_s", "a delay only applies when preempt is on"))
+    if group.auth_password:
+        if group.version != 2:
+            problems.append((f"{path}/auth_password", "VRRPv3 has no authentication; use version 2 or no password"))
+        elif not rules.VRRP_PASSWORD_RE.match(group.auth_password):
+            problems.append((f"{path}/auth_password", rules.VRRP_PASSWORD_HELP))
+    for i, name in enumerate(group.track_interfaces):
+        problems += _interface(name, f"{path}/track_interfaces/{i}")
+    if len(group.track_interfaces) > rules.TRACK_INTERFACES_MAX:
+        problems.append((f"{path}/track_interfaces", f"at most {rules.TRACK_INTERFACES_MAX}"))
+    if group.witness:
+        problems += _address(group.witness, f"{path}/witness")
+    problems += _within(group.garp_refresh_s, 0, rules.GARP_REFRESH_S_MAX, f"{path}/garp_refresh_s")
+    problems += _within(group.garp_repeat, rules.GARP_REPEAT_MIN, rules.GARP_REPEAT_MAX, f"{path}/garp_repeat")
+    families = set()
+    if not group.vips:
+        problems.append((f"{path}/vips", "at least one VIP"))
+    if len(group.vips) > rules.HA_VIPS_MAX:
+        problems.append((f"{path}/vips", f"at most {rules.HA_VIPS_MAX}"))
+    for i, vip in enumerate(group.vips):
+        try:
+            families.add(ipaddress.ip_interface(vip).version)
+        except ValueError:
+            problems.append((f"{path}/vips/{i}", f"not an address or address/prefix: {vip!r}"))
+    if len(families) > 1:
+        problems.append((f"{path}/vips", "IPv4 and IPv6 VIPs need separate groups (one VRRP instance per family)"))
+    problems += _ha_nodes(group, node_named, families, path)
+    return problems
+
+
+def _interface(value, path):
+    if rules.INTERFACE_RE.match(value):
+        return []
+    return [(path, f"invalid interface {value!r}: {rules.INTERFACE_HELP}")]
+
+
+def _advert(group, path):
+    if group.version == 2:
+        low, high, step = rules.ADVERT_V2_MS_MIN, rules.ADVERT_V2_MS_MAX, rules.ADVERT_V2_MS_STEP
+        unit = "whole seconds (VRRPv2); use version 3 for sub-second adverts"
+    else:
+        low, high, step = rules.ADVERT_V3_MS_MIN, rules.ADVERT_V3_MS_MAX, rules.ADVERT_V3_MS_STEP
+        unit = "a multiple of 10 ms (VRRPv3 counts centiseconds)"
+    ms = group.advert_interval_ms
+    if not low <= ms <= high or ms % step:
+        return [(path, f"{ms} ms: from {low} to {high} ms, {unit}")]
+    return []
+
+
+def _ha_nodes(group, node_named, families, path):
+    problems = []
+    if not group.nodes:
+        problems.append((f"{path}/nodes", "at least one node"))
+    seen, priorities = set(), {}
+    for entry in group.nodes:
+        npath = f"{path}/nodes/{entry.node}"
+        node = node_named(entry.node)
+        if node is None:
+            problems.append((npath, f"no node named {entry.node!r}"))
+            continue
+        if entry.node in seen:
+            problems.append((npath, "listed twice"))
+        seen.add(entry.node)
+        problems += _within(entry.priority, rules.VRRP_PRIORITY_MIN, rules.VRRP_PRIORITY_MAX, f"{npath}/priority")
+        if entry.priority in priorities:
+            problems.append(
+                (f"{npath}/priority", f"same as {priorities[entry.priority]}'s: give each node its own priority")
+            )
+        priorities.setdefault(entry.priority, entry.node)
+        if entry.interface:
+            problems += _interface(entry.interface, f"{npath}/interface")
+        if len(group.nodes) > 1:
+            if not node.address:
+                problems.append((f"nodes/{node.name}/address", f"needed: HA group {group.name} has peers (unicast)"))
+            elif families and ipaddress.ip_address(node.address).version not in families:
+                problems.append(
+                    (
+                        f"nodes/{node.name}/address",
+                        f"HA group {group.name}'s VIPs are another IP family than this address",
+                    )
+                )
+    return problems
+
+
+def _ha_clashes(groups):
+    """Two groups must not share a VRID on one segment, nor a VIP anywhere."""
+    problems, vrids, vips = [], {}, {}
+    for group in groups:
+        if group.vrid in vrids:
+            problems.append((f"ha-groups/{group.name}/vrid", f"VRID {group.vrid} is already {vrids[group.vrid]}'s"))
+        vrids.setdefault(group.vrid, group.name)
+        for i, vip in enumerate(group.vips):
+            try:
+                address = ipaddress.ip_interface(vip).ip
+            except ValueError:
+                continue
+            if address in vips:
+                owner = "listed twice" if vips[address] == group.name else f"already in HA group {vips[address]}"
+                problems.append((f"ha-groups/{group.name}/vips/{i}", f"{address} is {owner}"))
+            vips.setdefault(address, group.name)
     return problems

@@ -106,6 +106,27 @@ def publish_member_runtime(member, changes, author):
         return revision
 
 
+def publish_node_standby(node, standby, author):
+    """Ask ``node`` to give up (or take back) its master roles now, as the next revision.
+
+    Like a runtime member change, the revision is the last published snapshot with only
+    this node's ``standby`` changed, so pending edits stay pending. The node's agent puts
+    its VRRP instances in FAULT: the VIPs go to the peers at once, whatever preempt says.
+    """
+    with _publishing():
+        last = Revision.objects.order_by("-number").first()
+        entries = (last.snapshot if last else {}).get("nodes", [])
+        if not any(n["name"] == node.name for n in entries):
+            raise PublishError([(f"nodes/{node.name}", "not in the live configuration yet; apply first")])
+        snapshot = copy.deepcopy(last.snapshot)
+        snapshot["revision"] = last.number + 1
+        next(n for n in snapshot["nodes"] if n["name"] == node.name)["standby"] = standby
+        word = "standby" if standby else "back in service"
+        revision = _store(snapshot, author, f"runtime: node {node.name} {word}")
+        Node.objects.filter(pk=node.pk).update(standby=standby)
+        return revision
+
+
 def _find(snapshot, pool_name, member_name):
     pool = next((p for p in snapshot.get("pools", []) if p["name"] == pool_name), None)
     return next((m for m in pool["members"] if m["name"] == member_name), None) if pool else None

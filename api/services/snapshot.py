@@ -7,7 +7,7 @@ compiler can render.
 
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
-from cluster.models import IpvsSync
+from cluster.models import HaGroup, IpvsSync, Node
 from services.models import Pool, VirtualService
 
 HEALTH_CHECK_FIELDS = (
@@ -159,7 +159,43 @@ def service_dict(s, rules=None, sni_certificates=None):
 def sync_dict(sync):
     """The snapshot's ``ipvs_sync`` entry for the stored settings."""
     fields = ("interface", "sync_id", "port", "ttl", "max_packet")
-    return {**{f: getattr(sync, f) for f in fields}, "group": sync.group or ""}
+    ha_group = sync.ha_group.name if sync.ha_group_id else ""
+    return {**{f: getattr(sync, f) for f in fields}, "group": sync.group or "", "ha_group": ha_group}
+
+
+def node_dict(node):
+    return {"name": node.name, "address": node.address or "", "standby": node.standby}
+
+
+HA_GROUP_FIELDS = (
+    "name",
+    "vrid",
+    "interface",
+    "version",
+    "advert_interval_ms",
+    "preempt",
+    "preempt_delay_s",
+    "auth_password",
+    "track_haproxy",
+    "garp_refresh_s",
+    "garp_repeat",
+)
+
+
+def ha_group_dict(group, nodes=None):
+    """``nodes`` (HaGroupNode rows) default to the stored ones."""
+    if nodes is None:
+        nodes = list(group.nodes.all()) if group.pk else []
+    return {
+        **{f: getattr(group, f) for f in HA_GROUP_FIELDS},
+        "vips": list(group.vips),
+        "track_interfaces": list(group.track_interfaces),
+        "witness": group.witness or "",
+        "nodes": [
+            {"node": n.node.name, "priority": n.priority, "interface": n.interface}
+            for n in sorted(nodes, key=lambda n: n.node.name)
+        ],
+    }
 
 
 def freeze(number):
@@ -176,6 +212,8 @@ def freeze(number):
         "pools": [pool_dict(p) for p in pools],
         "certificates": [snapshot_entry(c) for c in Certificate.objects.order_by("name")],
         "ipvs_sync": next((sync_dict(s) for s in IpvsSync.objects.filter(enabled=True)), None),
+        "nodes": [node_dict(n) for n in Node.objects.order_by("name")],
+        "ha_groups": [ha_group_dict(g) for g in HaGroup.objects.prefetch_related("nodes__node").order_by("name")],
     }
 
 

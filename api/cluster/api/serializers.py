@@ -2,15 +2,21 @@
 
 import ipaddress
 
+from django.db import transaction
 from rest_framework import serializers
 
-from cluster.models import IpvsSync, Node
+from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, Node
+from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from revisions.choices import NodeRevisionState
-from services.api.serializers import MemberFiguresSerializer
+from services import snapshot
+from services.api.serializers import MemberFiguresSerializer, compiler_check
 from services.snapshot import sync_dict
+from services.validators import validate_interface
+
+VRRP_STATES = ("master", "backup", "fault", "stopped", "unknown")
 
 
 class IpvsStatusSerializer(StrictSerializer):
@@ -28,17 +34,60 @@ class MemberStatusSerializer(MemberFiguresSerializer):
     member = serializers.CharField(max_length=63)
 
 
+class VrrpStatusSerializer(StrictSerializer):
+    """A node's VRRP state in one HA group, as its agent reports it."""
+
+    group = serializers.CharField(max_length=63)
+    state = serializers.ChoiceField(choices=VRRP_STATES)
+    priority = serializers.IntegerField(min_value=0, max_value=255, required=False, default=0)
+    since = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
 class NodeSerializer(StrictModelSerializer):
     applied_revision = serializers.IntegerField(
         source="applied_revision.number", read_only=True, default=None, allow_null=True
     )
     networks = serializers.ListField(child=serializers.CharField(), read_only=True)
     ipvs_status = IpvsStatusSerializer(many=True, read_only=True)
+    vrrp = VrrpStatusSerializer(source="vrrp_status", many=True, read_only=True)
 
     class Meta:
         model = Node
-        fields = ["id", "name", "last_seen", "applied_revision", "networks", "ipvs_status", "status_at"]
-        read_only_fields = ["last_seen", "applied_revision", "networks", "ipvs_status", "status_at"]
+        fields = [
+            "id",
+            "name",
+            "address",
+            "standby",
+            "last_seen",
+            "applied_revision",
+            "networks",
+            "ipvs_status",
+            "vrrp",
+            "status_at",
+        ]
+        read_only_fields = ["standby", "last_seen", "applied_revision", "networks", "ipvs_status", "status_at"]
+
+    def validate(self, attrs):
+        name, address = self.merged(attrs, "name", "address").values()
+        frozen = snapshot.freeze(0)
+        old = self.instance.name if self.instance is not None else None
+        entry = {"name": name, "address": address or "", "standby": self.instance.standby if self.instance else False}
+        frozen["nodes"] = snapshot.replace(frozen["nodes"], old, entry)
+        if old and old != name:
+            for group in frozen["ha_groups"]:
+                for n in group["nodes"]:
+                    n["node"] = name if n["node"] == old else n["node"]
+        compiler_check(frozen, f"nodes/{name}")
+        return attrs
+
+
+class NodeStandbySerializer(StrictSerializer):
+    standby = serializers.BooleanField(help_text="true: give up every master role now; false: take part again.")
+
+
+class NodeStandbyResultSerializer(serializers.Serializer):
+    node = NodeSerializer()
+    revision = serializers.IntegerField(help_text="The revision that carries the change.")
 
 
 class NodeCreateSerializer(NodeSerializer):
@@ -72,6 +121,7 @@ class AgentStatusSerializer(StrictSerializer):
     networks = serializers.ListField(child=serializers.CharField(max_length=64), max_length=1024)
     ipvs = IpvsStatusSerializer(many=True, max_length=10_000, required=False, default=list)
     members = MemberStatusSerializer(many=True, max_length=100_000, required=False, default=list)
+    vrrp = VrrpStatusSerializer(many=True, max_length=1_000, required=False, default=list)
 
     def validate_networks(self, value):
         for cidr in value:
@@ -83,9 +133,16 @@ class AgentStatusSerializer(StrictSerializer):
 
 
 class IpvsSyncSerializer(StrictModelSerializer):
+    ha_group = serializers.PrimaryKeyRelatedField(
+        queryset=HaGroup.objects.all(),
+        allow_null=True,
+        required=False,
+        help_text="The HA group whose master sends the connection table; null = both daemons on every node.",
+    )
+
     class Meta:
         model = IpvsSync
-        fields = ["enabled", "interface", "sync_id", "port", "ttl", "max_packet", "group"]
+        fields = ["enabled", "interface", "sync_id", "port", "ttl", "max_packet", "group", "ha_group"]
 
     def validate(self, attrs):
         candidate = (
@@ -97,3 +154,110 @@ class IpvsSyncSerializer(StrictModelSerializer):
         if problems:
             raise serializers.ValidationError({path.split("/")[-1]: [message] for path, message in problems})
         return attrs
+
+
+class HaGroupNodeSerializer(StrictSerializer):
+    node = serializers.PrimaryKeyRelatedField(queryset=Node.objects.all())
+    priority = serializers.IntegerField(min_value=rules.VRRP_PRIORITY_MIN, max_value=rules.VRRP_PRIORITY_MAX)
+    interface = serializers.CharField(
+        max_length=15, allow_blank=True, required=False, default="", validators=[validate_interface]
+    )
+
+
+class HaGroupSerializer(StrictModelSerializer):
+    """An HA group (VRRP instance) with each node's own priority and, if it differs, interface."""
+
+    nodes = HaGroupNodeSerializer(many=True, max_length=32)
+    vips = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=rules.HA_VIPS_MAX, allow_empty=False
+    )
+    track_interfaces = serializers.ListField(
+        child=serializers.CharField(max_length=15, validators=[validate_interface]),
+        max_length=rules.TRACK_INTERFACES_MAX,
+        required=False,
+    )
+    auth_password = serializers.CharField(
+        max_length=8, allow_blank=True, required=False, write_only=True, help_text="VRRPv2 only; never shown again."
+    )
+    authentication = serializers.SerializerMethodField(help_text="True when a VRRPv2 password is set.")
+
+    class Meta:
+        model = HaGroup
+        fields = [
+            "id",
+            "name",
+            "vrid",
+            "interface",
+            "vips",
+            "version",
+            "advert_interval_ms",
+            "preempt",
+            "preempt_delay_s",
+            "auth_password",
+            "authentication",
+            "track_haproxy",
+            "track_interfaces",
+            "witness",
+            "garp_refresh_s",
+            "garp_repeat",
+            "nodes",
+        ]
+
+    def get_authentication(self, group) -> bool:
+        return bool(group.auth_password)
+
+    def validate(self, attrs):
+        fields = [f for f in self.Meta.fields if f not in ("id", "nodes", "authentication")]
+        values = self.merged(attrs, *fields)
+        group = HaGroup(**values)
+        if "nodes" in attrs:
+            rows = [HaGroupNode(group=group, **entry) for entry in attrs["nodes"]]
+        else:
+            rows = list(self.instance.nodes.select_related("node")) if self.instance else []
+        frozen = snapshot.freeze(0)
+        old = self.instance.name if self.instance is not None else None
+        frozen["ha_groups"] = snapshot.replace(frozen["ha_groups"], old, snapshot.ha_group_dict(group, rows))
+        compiler_check(frozen, f"ha-groups/{group.name}")
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data):
+        nodes = validated_data.pop("nodes")
+        group = super().create(validated_data)
+        self._save_nodes(group, nodes)
+        return group
+
+    @transaction.atomic
+    def update(self, instance, validated_data):
+        nodes = validated_data.pop("nodes", None)
+        group = super().update(instance, validated_data)
+        if nodes is not None:
+            group.nodes.all().delete()
+            self._save_nodes(group, nodes)
+        return group
+
+    @staticmethod
+    def _save_nodes(group, nodes):
+        HaGroupNode.objects.bulk_create(HaGroupNode(group=group, **entry) for entry in nodes)
+
+
+class HaEventSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="node.name", read_only=True)
+
+    class Meta:
+        model = HaEvent
+        fields = ["id", "node", "group", "at", "old_state", "new_state", "priority", "reason", "received_at"]
+        read_only_fields = fields
+
+
+class AgentEventSerializer(StrictSerializer):
+    at = serializers.DateTimeField()
+    group = serializers.CharField(max_length=63)
+    old_state = serializers.ChoiceField(choices=VRRP_STATES)
+    new_state = serializers.ChoiceField(choices=VRRP_STATES)
+    priority = serializers.IntegerField(min_value=0, max_value=255, required=False, default=0)
+    reason = serializers.CharField(max_length=500, allow_blank=True, required=False, default="")
+
+
+class AgentEventsSerializer(StrictSerializer):
+    events = AgentEventSerializer(many=True, max_length=100)

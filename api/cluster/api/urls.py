@@ -5,9 +5,12 @@ from cluster.api import views
 
 router = DefaultRouter(trailing_slash=True)
 router.register("nodes", views.NodeViewSet)
+router.register("ha-groups", views.HaGroupViewSet)
+router.register("ha-events", views.HaEventViewSet)
 urlpatterns = router.urls + [
     path("agent/desired/", views.AgentDesiredView.as_view(), name="agent-desired"),
     path("agent/reports/", views.AgentReportView.as_view(), name="agent-reports"),
     path("agent/status/", views.AgentStatusView.as_view(), name="agent-status"),
+    path("agent/events/", views.AgentEventsView.as_view(), name="agent-events"),
     path("ipvs-sync/", views.IpvsSyncView.as_view(), name="ipvs-sync"),
 ]

@@ -4,17 +4,19 @@ import time
 
 from django.db import close_old_connections
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
-from cluster.models import IpvsSync, Node
+from cluster.models import HaEvent, HaGroup, IpvsSync, Node
+from revisions.api.serializers import PublishErrorSerializer
 from revisions.models import NodeRevision, Revision
-from revisions.publish import PublishError, node_revision
+from revisions.publish import PublishError, node_revision, publish_node_standby
 
 LONG_POLL_MAX_S = 55
 LONG_POLL_STEP_S = 0.25
@@ -27,6 +29,59 @@ class NodeViewSet(viewsets.ModelViewSet):
 
     def get_serializer_class(self):
         return serializers.NodeCreateSerializer if self.action == "create" else serializers.NodeSerializer
+
+    @extend_schema(
+        request=serializers.NodeStandbySerializer,
+        responses={
+            200: serializers.NodeStandbyResultSerializer,
+            409: OpenApiResponse(PublishErrorSerializer, "not changed: the node is not live yet, or the check failed"),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def standby(self, request, pk=None):
+        """Hand the node's master roles to its peers now (maintenance), or let it take part again.
+
+        Published as the next revision with only this change; the node's VRRP instances go
+        to FAULT, so the peers take over at once whether or not the groups preempt."""
+        node = self.get_object()
+        serializer = serializers.NodeStandbySerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            revision = publish_node_standby(node, serializer.validated_data["standby"], request.user)
+        except PublishError as err:
+            problems = [{"path": p, "message": m} for p, m in err.problems]
+            return Response({"detail": "Not changed.", "problems": problems}, status=status.HTTP_409_CONFLICT)
+        node.refresh_from_db()
+        return Response({"node": serializers.NodeSerializer(node).data, "revision": revision.number})
+
+
+class HaGroupViewSet(viewsets.ModelViewSet):
+    """HA groups: VRRP instances with per-node priorities. Applied with the next revision."""
+
+    queryset = HaGroup.objects.prefetch_related("nodes__node")
+    serializer_class = serializers.HaGroupSerializer
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("node", str, description="only this node's events (its name)"),
+            OpenApiParameter("group", str, description="only this HA group's events"),
+        ]
+    )
+)
+class HaEventViewSet(viewsets.ReadOnlyModelViewSet):
+    """VRRP role changes reported by the nodes' agents, newest first."""
+
+    queryset = HaEvent.objects.select_related("node")
+    serializer_class = serializers.HaEventSerializer
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        node, group = (self.request.query_params.get(k) for k in ("node", "group"))
+        if node:
+            queryset = queryset.filter(node__name=node)
+        return queryset.filter(group=group) if group else queryset
 
 
 class IpvsSyncView(APIView):
@@ -126,6 +181,18 @@ class AgentStatusView(AgentView):
         node.networks = status_.validated_data["networks"]
         node.ipvs_status = status_.validated_data["ipvs"]
         node.member_status = serializers.MemberStatusSerializer(status_.validated_data["members"], many=True).data
+        node.vrrp_status = serializers.VrrpStatusSerializer(status_.validated_data["vrrp"], many=True).data
         node.status_at = timezone.now()
-        node.save(update_fields=["networks", "ipvs_status", "member_status", "status_at"])
+        node.save(update_fields=["networks", "ipvs_status", "member_status", "vrrp_status", "status_at"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AgentEventsView(AgentView):
+    """VRRP role changes the agent saw on its node (time, group, old -> new state, reason)."""
+
+    @extend_schema(request=serializers.AgentEventsSerializer, responses={204: None})
+    def post(self, request):
+        batch = serializers.AgentEventsSerializer(data=request.data)
+        batch.is_valid(raise_exception=True)
+        HaEvent.objects.bulk_create(HaEvent(node=request.auth, **e) for e in batch.validated_data["events"])
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -2,7 +2,9 @@
 
 from rest_framework import serializers
 
+from cluster.models import Node
 from fulcrum.serializers import StrictModelSerializer
+from revisions.choices import NodeRevisionState
 from revisions.models import NodeRevision, Revision
 
 
@@ -18,11 +20,19 @@ class NodeRevisionSerializer(serializers.ModelSerializer):
 class RevisionSerializer(StrictModelSerializer):
     author = serializers.CharField(source="author.username", read_only=True, default=None)
     nodes = NodeRevisionSerializer(source="node_states", many=True, read_only=True)
+    live = serializers.SerializerMethodField(help_text="Every registered node has applied this revision.")
 
     class Meta:
         model = Revision
-        fields = ["id", "number", "message", "author", "created_at", "nodes"]
-        read_only_fields = ["id", "number", "author", "created_at", "nodes"]
+        fields = ["id", "number", "message", "author", "created_at", "nodes", "live"]
+        read_only_fields = ["id", "number", "author", "created_at", "nodes", "live"]
+
+    def get_live(self, revision) -> bool:
+        # The node count is asked once per answer, not once per revision listed.
+        if "node_count" not in self.context:
+            self.context["node_count"] = Node.objects.count()
+        applied = [c for c in revision.node_states.all() if c.state == NodeRevisionState.APPLIED]
+        return self.context["node_count"] > 0 and len(applied) == self.context["node_count"]
 
 
 class RevisionDetailSerializer(RevisionSerializer):

@@ -21,6 +21,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description VRRP role changes the agent saw on its node (time, group, old -> new state, reason). */
+        post: operations["agent_events_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agent/reports/": {
         parameters: {
             query?: never;
@@ -191,6 +208,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/ha-events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description VRRP role changes reported by the nodes' agents, newest first. */
+        get: operations["ha_events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ha-events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description VRRP role changes reported by the nodes' agents, newest first. */
+        get: operations["ha_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ha-groups/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description HA groups: VRRP instances with per-node priorities. Applied with the next revision. */
+        get: operations["ha_groups_list"];
+        put?: never;
+        /** @description HA groups: VRRP instances with per-node priorities. Applied with the next revision. */
+        post: operations["ha_groups_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ha-groups/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description HA groups: VRRP instances with per-node priorities. Applied with the next revision. */
+        get: operations["ha_groups_retrieve"];
+        /** @description HA groups: VRRP instances with per-node priorities. Applied with the next revision. */
+        put: operations["ha_groups_update"];
+        post?: never;
+        /** @description HA groups: VRRP instances with per-node priorities. Applied with the next revision. */
+        delete: operations["ha_groups_destroy"];
+        options?: never;
+        head?: never;
+        /** @description HA groups: VRRP instances with per-node priorities. Applied with the next revision. */
+        patch: operations["ha_groups_partial_update"];
+        trace?: never;
+    };
     "/api/v1/health-checks/": {
         parameters: {
             query?: never;
@@ -330,6 +419,28 @@ export interface paths {
         head?: never;
         /** @description Appliance nodes. Creating one returns its agent token once; it cannot be read again. */
         patch: operations["nodes_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/nodes/{id}/standby/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Hand the node's master roles to its peers now (maintenance), or let it take part again.
+         *
+         *     Published as the next revision with only this change; the node's VRRP instances go
+         *     to FAULT, so the peers take over at once whether or not the groups preempt.
+         */
+        post: operations["nodes_standby_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/pools/": {
@@ -509,6 +620,22 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        AgentEventRequest: {
+            /** Format: date-time */
+            at: string;
+            group: string;
+            old_state: components["schemas"]["VrrpStateEnum"];
+            new_state: components["schemas"]["VrrpStateEnum"];
+            /** @default 0 */
+            priority: number;
+            /** @default  */
+            reason: string;
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        AgentEventsRequest: {
+            events: components["schemas"]["AgentEventRequest"][];
+        };
         AgentReportRequest: {
             revision: number;
             state: components["schemas"]["AgentReportStateEnum"];
@@ -526,6 +653,7 @@ export interface components {
             networks: string[];
             ipvs?: components["schemas"]["IpvsStatusRequest"][];
             members?: components["schemas"]["MemberStatusRequest"][];
+            vrrp?: components["schemas"]["VrrpStatusRequest"][];
         };
         /**
          * @description * `round-robin` - Round robin (weights ignored)
@@ -703,6 +831,85 @@ export interface components {
          * @enum {string}
          */
         ForwardedEnum: "none" | "x-forwarded-for" | "forwarded" | "both";
+        HaEvent: {
+            readonly id: number;
+            readonly node: string;
+            readonly group: string;
+            /**
+             * Format: date-time
+             * @description When the node saw the change.
+             */
+            readonly at: string;
+            readonly old_state: string;
+            readonly new_state: string;
+            readonly priority: number;
+            readonly reason: string;
+            /** Format: date-time */
+            readonly received_at: string;
+        };
+        /** @description An HA group (VRRP instance) with each node's own priority and, if it differs, interface. */
+        HaGroup: {
+            readonly id: number;
+            name: string;
+            /** @description Virtual router ID, unique on the segment. */
+            vrid: number;
+            interface?: string;
+            vips: string[];
+            version?: components["schemas"]["VersionEnum"];
+            /** @description VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds. */
+            advert_interval_ms?: number;
+            /** @description A returning higher-priority node takes the VIPs back. */
+            preempt?: boolean;
+            preempt_delay_s?: number;
+            /** @description True when a VRRPv2 password is set. */
+            readonly authentication: boolean;
+            /** @description Give up the VIPs when HAProxy is not running. */
+            track_haproxy?: boolean;
+            track_interfaces?: string[];
+            /** @description An address (e.g. the gateway) that must answer ping before claiming the VIPs. */
+            witness?: string | null;
+            /** @description The master repeats gratuitous ARP / unsolicited NA this often; 0 = only on takeover. */
+            garp_refresh_s?: number;
+            garp_repeat?: number;
+            nodes: components["schemas"]["HaGroupNode"][];
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        HaGroupNode: {
+            node: number;
+            priority: number;
+            interface?: string;
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        HaGroupNodeRequest: {
+            node: number;
+            priority: number;
+            interface?: string;
+        };
+        /** @description An HA group (VRRP instance) with each node's own priority and, if it differs, interface. */
+        HaGroupRequest: {
+            name: string;
+            /** @description Virtual router ID, unique on the segment. */
+            vrid: number;
+            interface?: string;
+            vips: string[];
+            version?: components["schemas"]["VersionEnum"];
+            /** @description VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds. */
+            advert_interval_ms?: number;
+            /** @description A returning higher-priority node takes the VIPs back. */
+            preempt?: boolean;
+            preempt_delay_s?: number;
+            /** @description VRRPv2 only; never shown again. */
+            auth_password?: string;
+            /** @description Give up the VIPs when HAProxy is not running. */
+            track_haproxy?: boolean;
+            track_interfaces?: string[];
+            /** @description An address (e.g. the gateway) that must answer ping before claiming the VIPs. */
+            witness?: string | null;
+            /** @description The master repeats gratuitous ARP / unsolicited NA this often; 0 = only on takeover. */
+            garp_refresh_s?: number;
+            garp_repeat?: number;
+            nodes: components["schemas"]["HaGroupNodeRequest"][];
+        };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -838,6 +1045,8 @@ export interface components {
             max_packet?: number;
             /** @description Multicast group; empty = 224.0.0.81. */
             group?: string | null;
+            /** @description The HA group whose master sends the connection table; null = both daemons on every node. */
+            ha_group?: number | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -856,6 +1065,8 @@ export interface components {
             max_packet?: number;
             /** @description Multicast group; empty = 224.0.0.81. */
             group?: string | null;
+            /** @description The HA group whose master sends the connection table; null = both daemons on every node. */
+            ha_group?: number | null;
         };
         /**
          * @description * `rsa-2048` - RSA 2048 bits
@@ -1056,11 +1267,16 @@ export interface components {
         Node: {
             readonly id: number;
             name: string;
+            /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
+            address?: string | null;
+            /** @description An operator asked the node to give up every master role. */
+            readonly standby: boolean;
             /** Format: date-time */
             readonly last_seen: string | null;
             readonly applied_revision: number | null;
             readonly networks: string[];
             readonly ipvs_status: components["schemas"]["IpvsStatus"][];
+            readonly vrrp: components["schemas"]["VrrpStatus"][];
             /** Format: date-time */
             readonly status_at: string | null;
         };
@@ -1073,11 +1289,16 @@ export interface components {
         NodeCreate: {
             readonly id: number;
             name: string;
+            /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
+            address?: string | null;
+            /** @description An operator asked the node to give up every master role. */
+            readonly standby: boolean;
             /** Format: date-time */
             readonly last_seen: string | null;
             readonly applied_revision: number | null;
             readonly networks: string[];
             readonly ipvs_status: components["schemas"]["IpvsStatus"][];
+            readonly vrrp: components["schemas"]["VrrpStatus"][];
             /** Format: date-time */
             readonly status_at: string | null;
             /** @description The agent's secret; shown only in this answer. */
@@ -1091,6 +1312,8 @@ export interface components {
          */
         NodeCreateRequest: {
             name: string;
+            /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
+            address?: string | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1100,6 +1323,8 @@ export interface components {
          */
         NodeRequest: {
             name: string;
+            /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
+            address?: string | null;
         };
         NodeRevision: {
             readonly node: string;
@@ -1115,6 +1340,16 @@ export interface components {
          * @enum {string}
          */
         NodeRevisionStateEnum: "pending" | "applied" | "failed";
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        NodeStandbyRequest: {
+            /** @description true: give up every master role now; false: take part again. */
+            standby: boolean;
+        };
+        NodeStandbyResult: {
+            node: components["schemas"]["Node"];
+            /** @description The revision that carries the change. */
+            revision: number;
+        };
         /**
          * @description * `remove` - Remove
          *     * `quiesce` - Quiesce (weight 0, connections kept)
@@ -1135,6 +1370,36 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Certificate"][];
+        };
+        PaginatedHaEventList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["HaEvent"][];
+        };
+        PaginatedHaGroupList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["HaGroup"][];
         };
         PaginatedHealthCheckList: {
             /** @example 123 */
@@ -1249,6 +1514,31 @@ export interface components {
             name?: string;
             description?: string;
         };
+        /** @description An HA group (VRRP instance) with each node's own priority and, if it differs, interface. */
+        PatchedHaGroupRequest: {
+            name?: string;
+            /** @description Virtual router ID, unique on the segment. */
+            vrid?: number;
+            interface?: string;
+            vips?: string[];
+            version?: components["schemas"]["VersionEnum"];
+            /** @description VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds. */
+            advert_interval_ms?: number;
+            /** @description A returning higher-priority node takes the VIPs back. */
+            preempt?: boolean;
+            preempt_delay_s?: number;
+            /** @description VRRPv2 only; never shown again. */
+            auth_password?: string;
+            /** @description Give up the VIPs when HAProxy is not running. */
+            track_haproxy?: boolean;
+            track_interfaces?: string[];
+            /** @description An address (e.g. the gateway) that must answer ping before claiming the VIPs. */
+            witness?: string | null;
+            /** @description The master repeats gratuitous ARP / unsolicited NA this often; 0 = only on takeover. */
+            garp_refresh_s?: number;
+            garp_repeat?: number;
+            nodes?: components["schemas"]["HaGroupNodeRequest"][];
+        };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -1305,6 +1595,8 @@ export interface components {
             max_packet?: number;
             /** @description Multicast group; empty = 224.0.0.81. */
             group?: string | null;
+            /** @description The HA group whose master sends the connection table; null = both daemons on every node. */
+            ha_group?: number | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1347,6 +1639,8 @@ export interface components {
          */
         PatchedNodeRequest: {
             name?: string;
+            /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
+            address?: string | null;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1724,6 +2018,8 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             readonly nodes: components["schemas"]["NodeRevision"][];
+            /** @description Every registered node has applied this revision. */
+            readonly live: boolean;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -1739,6 +2035,8 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             readonly nodes: components["schemas"]["NodeRevision"][];
+            /** @description Every registered node has applied this revision. */
+            readonly live: boolean;
             readonly snapshot: unknown;
         };
         /**
@@ -1835,6 +2133,12 @@ export interface components {
              */
             readonly is_superuser: boolean;
         };
+        /**
+         * @description * `2` - VRRPv2
+         *     * `3` - VRRPv3
+         * @enum {integer}
+         */
+        VersionEnum: 2 | 3;
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -1972,6 +2276,33 @@ export interface components {
             keep_alive_timeout_ms?: number;
             error_pages?: components["schemas"]["ErrorPageRequest"][];
         };
+        /**
+         * @description * `master` - master
+         *     * `backup` - backup
+         *     * `fault` - fault
+         *     * `stopped` - stopped
+         *     * `unknown` - unknown
+         * @enum {string}
+         */
+        VrrpStateEnum: "master" | "backup" | "fault" | "stopped" | "unknown";
+        /** @description A node's VRRP state in one HA group, as its agent reports it. */
+        VrrpStatus: {
+            group: string;
+            state: components["schemas"]["VrrpStateEnum"];
+            /** @default 0 */
+            priority: number;
+            /** Format: date-time */
+            since?: string | null;
+        };
+        /** @description A node's VRRP state in one HA group, as its agent reports it. */
+        VrrpStatusRequest: {
+            group: string;
+            state: components["schemas"]["VrrpStateEnum"];
+            /** @default 0 */
+            priority: number;
+            /** Format: date-time */
+            since?: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -2004,6 +2335,28 @@ export interface operations {
                 };
             };
             /** @description no change */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agent_events_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentEventsRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -2274,6 +2627,198 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Certificate"];
+                };
+            };
+        };
+    };
+    ha_events_list: {
+        parameters: {
+            query?: {
+                /** @description only this HA group's events */
+                group?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description only this node's events (its name) */
+                node?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedHaEventList"];
+                };
+            };
+        };
+    };
+    ha_events_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this ha event. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HaEvent"];
+                };
+            };
+        };
+    };
+    ha_groups_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedHaGroupList"];
+                };
+            };
+        };
+    };
+    ha_groups_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HaGroupRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HaGroup"];
+                };
+            };
+        };
+    };
+    ha_groups_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this HA group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HaGroup"];
+                };
+            };
+        };
+    };
+    ha_groups_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this HA group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HaGroupRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HaGroup"];
+                };
+            };
+        };
+    };
+    ha_groups_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this HA group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    ha_groups_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this HA group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedHaGroupRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HaGroup"];
                 };
             };
         };
@@ -2802,6 +3347,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Node"];
+                };
+            };
+        };
+    };
+    nodes_standby_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this node. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeStandbyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeStandbyResult"];
+                };
+            };
+            /** @description not changed: the node is not live yet, or the check failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishError"];
                 };
             };
         };

@@ -8,7 +8,7 @@ import { ApplyPanel } from './ApplyPanel';
 const at = '2026-11-22T10:00:00Z';
 
 function revision(state: 'pending' | 'applied' | 'failed', message = ''): Revision {
-  return { id: 9, number: 4, message: 'add web', author: 'admin', created_at: at, nodes: [{ node: 'lb1', state, message, updated_at: at }] };
+  return { id: 9, number: 4, message: 'add web', author: 'admin', created_at: at, nodes: [{ node: 'lb1', state, message, updated_at: at }], live: state === 'applied' };
 }
 
 describe('ApplyPanel', () => {
@@ -65,7 +65,7 @@ describe('ApplyPanel', () => {
   });
 
   it('says when no node will run the revision', async () => {
-    const nowhere = { ...revision('applied'), nodes: [] };
+    const nowhere = { ...revision('applied'), nodes: [], live: false };
     mockApi('POST', '/api/v1/revisions/', { status: 201, body: nowhere });
     mockApi('GET', '/api/v1/revisions/9/', { status: 200, body: nowhere });
     const { user } = renderWithProviders(<ApplyPanel />);
