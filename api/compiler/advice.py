@@ -49,7 +49,13 @@ def service_warnings(snap, nodes):
     """{service name: [message]} for ``snap``; ``nodes`` maps node name to
     ``{"networks": ["10.0.0.1/24", ...], "ipvs": [{"name", "scheduler_wanted", "scheduler_in_force", "message"}]}``."""
     warnings = defaultdict(list)
+    floating = {ipaddress.ip_interface(v).ip for g in snap.ha_groups for v in g.vips}
     for service in snap.virtual_services:
+        if floating and ipaddress.ip_address(service.vip) not in floating:
+            warnings[service.name].append(
+                f"VIP {service.vip} is in no HA group: it does not move when a node fails "
+                "(add it to a group's VIPs, or the node must own it another way)."
+            )
         pool = snap.pool(service.default_pool)
         if not service.ipvs or pool is None:
             continue

@@ -225,3 +225,10 @@ class HaRevisionTest(APITestCase):
             report = {"revision": number, "state": "applied", "message": ""}
             self.assertEqual(agent.post("/api/v1/agent/reports/", report, format="json").status_code, 204)
         self.assertTrue(self.client.get("/api/v1/revisions/").data["results"][0]["live"])
+
+    def test_a_vip_outside_every_group_is_flagged(self):
+        pool = Pool.objects.get(name="web")
+        VirtualService.objects.create(name="stuck", vip="10.0.0.99", port=80, default_pool=pool)
+        warnings = {s["name"]: s["warnings"] for s in self.client.get("/api/v1/virtual-services/").data["results"]}
+        self.assertEqual(warnings["www"], [])
+        self.assertIn("VIP 10.0.0.99 is in no HA group", warnings["stuck"][0])
