@@ -93,6 +93,7 @@ def ha_json(ha, node):
             "advert_ms": i["group"].advert_interval_ms,
             "vips": i["vips"],
             "peers": i["peers"],
+            "track_interfaces": i["track_interfaces"],
             "witness": i["group"].witness,
         }
         for i in ha["instances"]
@@ -109,7 +110,10 @@ def ha_json(ha, node):
 
 
 def peers(snap, node):
-    """HAProxy's peers for ``node``: None unless it and at least one other HA node have addresses."""
+    """HAProxy's peers for ``node``: None unless HAProxy serves something and ``node`` and at
+    least one other HA node have addresses."""
+    if not runs_haproxy(snap):
+        return None
     names = sorted({e.node for g in snap.ha_groups for e in g.nodes})
     members = [(n, _address_of(snap, n)) for n in names if _address_of(snap, n)]
     if node not in dict(members) or len(members) < 2:

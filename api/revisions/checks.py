@@ -37,10 +37,13 @@ def _run(argv, scratch, env=None):
     return CheckResult(proc.returncode == 0, output)
 
 
-# keepalived's complaints about interfaces that exist on the node but not on the API host.
-_NODE_INTERFACE = re.compile(
+# keepalived's complaints about what exists on the node but not on the API host: its
+# interfaces, and the track files its agent keeps under /run/fulcrum-agent/<node>/.
+_NODE_LOCAL = re.compile(
     r"(interface \S+ (for .+ )?doesn't exist|tracked interface \S+ doesn't exist"
-    r"|^Non-existent interface specified in configuration)$"
+    r"|^Non-existent interface specified in configuration"
+    r"|realpath\(\) error \d+ \(No such file or directory\) for \S+"
+    r"|track file fulcrum_\w+ not found, ignoring\.*)$"
 )
 
 
@@ -49,8 +52,8 @@ def check_keepalived(files) -> CheckResult:
 
     keepalived exits non-zero on warnings too (an unknown scheduler it replaces, a keyword
     it ignores), which is what we want: the file must mean exactly what it says. The one
-    exception is an interface missing here: the API host is not the node, whose agent
-    runs the same test with its own interfaces before anything goes live. The nftables
+    exception is an interface or a track file missing here: the API host is not the node,
+    whose agent runs the same test with its own before anything goes live. The nftables
     file needs CAP_NET_ADMIN to check, so the node agent checks it.
     """
     if "keepalived.conf" not in files:
@@ -61,7 +64,7 @@ def check_keepalived(files) -> CheckResult:
         _lay_out(files, scratch)
         result = _run([KEEPALIVED, "--config-test", "-f", os.path.join(scratch, "keepalived.conf")], scratch)
     lines = [line.strip() for line in result.output.splitlines() if line.strip()]
-    if not result.ok and lines and all(_NODE_INTERFACE.search(line) for line in lines):
+    if not result.ok and lines and all(_NODE_LOCAL.search(line) for line in lines):
         return CheckResult(True, result.output)
     return result
 
