@@ -4,8 +4,10 @@
 // without dropping connections), rolls back to the last good configuration
 // on failure, and reports the outcome. Meanwhile it keeps the kernel's IPVS
 // services on the schedulers the operator asked for, feeds the members'
-// loads to dynamic-least-load pools, and tells the API the node's networks
-// and those loads.
+// loads to dynamic-least-load pools, keeps keepalived's VRRP track files
+// (HAProxy down: give up the VIPs at once) and follows the node's VRRP
+// states, and tells the API the node's networks, those loads and states,
+// and every VRRP state change.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/feedback"
+	"fulcrum/agents/internal/ha"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/ipvs"
 	"fulcrum/agents/internal/keepalived"
@@ -145,10 +148,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 }
 
 // node is the agent's loops: poll and apply, the IPVS scheduler
-// reconcile, the status report.
+// reconcile, VRRP, the status report.
 type node struct {
 	agent      *apply.Agent
 	reconciler *ipvs.Reconciler // nil when keepalived is not managed
+	ha         *ha.Watcher      // nil when keepalived is not managed
+	haEvents   *ha.Outbox
 	kernel     *ipvs.Netlink
 	feedback   *feedback.Loop
 	module     *feedback.ModuleFile
@@ -186,6 +191,13 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		ka := keepalived.New(o.keepalivedBin, o.nftBin, prefix, store.LiveDir(), store.RunDir())
 		ka.LogFile, ka.Logger, ka.AfterLoad = o.keepalivedLog, logger, n.reconciler.Reconcile
 		applier.Keepalived = ka
+		n.haEvents = &ha.Outbox{Sender: api, Logger: logger}
+		n.ha = &ha.Watcher{
+			ConfFile:   filepath.Join(store.LiveDir(), bundle.HAFile),
+			Keepalived: ka, HAProxyRunning: hap.MasterAlive, Host: ha.Commands{ExecPrefix: prefix},
+			Events: n.haEvents, Logger: logger,
+		}
+		ka.BeforeLoad = n.ha.Prepare
 	}
 	n.agent = &apply.Agent{
 		Source:   api,
@@ -210,7 +222,7 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 	}
 	n.reporter = &status.Reporter{
 		Sender: api, Networks: status.IPAddr{ExecPrefix: prefix}, IPVS: n.ipvsStatuses, Members: n.feedback.Members,
-		Logger: logger,
+		VRRP: n.vrrpStatuses, Logger: logger,
 	}
 	return n, nil
 }
@@ -230,7 +242,7 @@ func liveServers(path string) func() ([]bundle.Server, error) {
 	}
 }
 
-// run runs the three loops until ctx ends.
+// run runs the loops until ctx ends.
 func (n *node) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(ctx)
@@ -239,18 +251,29 @@ func (n *node) run(ctx context.Context) {
 		wg.Add(1)
 		go func() { defer wg.Done(); n.reconciler.Run(ctx, reconcileInterval) }()
 	}
+	if n.ha != nil {
+		wg.Add(2)
+		go func() { defer wg.Done(); n.ha.Run(ctx) }()
+		go func() { defer wg.Done(); n.haEvents.Run(ctx) }()
+	}
 	wg.Add(2)
 	go func() { defer wg.Done(); n.feedback.Run(ctx, feedbackInterval) }()
 	go func() { defer wg.Done(); n.reporter.Run(ctx) }()
 	_ = n.agent.Run(ctx)
 }
 
-// once runs one cycle, one reconcile and one status report (whose failure
-// is only logged), and returns the exit status.
+// once runs one cycle, one reconcile, one VRRP step and one status report
+// (whose failures are only logged), and returns the exit status.
 func (n *node) once(ctx context.Context) int {
 	err := n.agent.Once(ctx)
 	if n.reconciler != nil {
 		n.reconciler.Reconcile(ctx)
+	}
+	if n.ha != nil {
+		n.ha.Step(ctx)
+		if ferr := n.haEvents.Flush(ctx); ferr != nil {
+			n.logger.Warn("ha events not sent", "err", ferr, "pending", n.haEvents.Pending())
+		}
 	}
 	n.feedback.Step(ctx)
 	_ = n.reporter.Step(ctx)
@@ -280,6 +303,14 @@ func (n *node) ipvsStatuses() []client.IPVSStatus {
 		})
 	}
 	return out
+}
+
+// vrrpStatuses is the node's VRRP state in each HA group.
+func (n *node) vrrpStatuses() []client.VRRPStatus {
+	if n.ha == nil {
+		return nil
+	}
+	return n.ha.Statuses()
 }
 
 // netnsPath turns --netns into a path: a bare name lives in /run/netns.

@@ -392,6 +392,25 @@ func TestIPVSStatuses(t *testing.T) {
 	}
 }
 
+// TestVRRPStatuses: without keepalived there is no VRRP state to report.
+func TestVRRPStatuses(t *testing.T) {
+	if got := (&node{}).vrrpStatuses(); got != nil {
+		t.Errorf("without keepalived: %v, want none", got)
+	}
+	n, err := newNode(options{api: "http://127.0.0.1:1", tokenFile: writeToken(t, token), stateDir: t.TempDir(),
+		haproxyBin: "haproxy", keepalivedBin: "keepalived"}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.close()
+	if n.ha == nil || n.haEvents == nil || n.reporter.VRRP == nil {
+		t.Fatal("keepalived managed, but no VRRP watcher, outbox or status source")
+	}
+	if got := n.vrrpStatuses(); len(got) != 0 {
+		t.Errorf("without ha.json: %v, want none", got)
+	}
+}
+
 func TestNetnsPath(t *testing.T) {
 	for in, want := range map[string]string{"": "", "fl-lb": "/run/netns/fl-lb", "/proc/1/ns/net": "/proc/1/ns/net"} {
 		if got := netnsPath(in); got != want {

@@ -2,8 +2,9 @@
 // agent: which file names a bundle may carry, which daemon reads each, the
 // mode each is written with, haproxy.d/servers.json (every server's weight
 // and administrative state, which lets the agent apply such changes without
-// a reload) and keepalived.d/ipvs.json (the IPVS virtual servers keepalived
-// manages and the kernel scheduler each should use).
+// a reload), keepalived.d/ipvs.json (the IPVS virtual servers keepalived
+// manages and the kernel scheduler each should use) and
+// keepalived.d/ha.json (the node's VRRP high availability).
 package bundle
 
 import (
@@ -26,13 +27,14 @@ const (
 	ServersFile = IncludeDir + "/servers.json"
 )
 
-// File names of the keepalived unit (layer 4: IPVS, later VRRP). A bundle
-// has them only when the revision has layer-4 services.
+// File names of the keepalived unit (layer 4: IPVS, and VRRP). A bundle
+// has them only when the revision has layer-4 services or the node is in
+// an HA group.
 const (
 	// KeepalivedFile is keepalived's whole configuration.
 	KeepalivedFile = "keepalived.conf"
 	// KeepalivedDir holds the files of the keepalived unit other than its
-	// configuration: ipvs.json, fulcrum.nft, check scripts.
+	// configuration: ipvs.json, ha.json, fulcrum.nft, check scripts.
 	KeepalivedDir = "keepalived.d"
 	// IPVSFile lists the IPVS virtual servers and their wanted schedulers.
 	IPVSFile = KeepalivedDir + "/ipvs.json"

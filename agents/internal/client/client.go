@@ -1,6 +1,7 @@
 // Package client speaks the node-agent protocol of the Fulcrum API: a
-// long-poll for the desired revision, a report of the apply outcome, and
-// the node's status (its networks, the IPVS schedulers in force).
+// long-poll for the desired revision, a report of the apply outcome, the
+// node's status (its networks, the IPVS schedulers in force, its VRRP
+// states) and its VRRP state changes.
 package client
 
 import (
@@ -20,6 +21,13 @@ import (
 // MaxMessageLen bounds the report message; the API stores at most about this
 // many characters, and HAProxy's error output can be much longer.
 const MaxMessageLen = 4000
+
+// MaxEventsPerCall is how many events one SendEvents call may carry (the
+// API's limit).
+const MaxEventsPerCall = 100
+
+// MaxReasonLen bounds an event's reason, as the API stores it.
+const MaxReasonLen = 500
 
 // pollMargin is added to the long-poll wait to form the HTTP timeout, so that
 // a server holding the request for the full wait never looks like a timeout.
@@ -70,6 +78,38 @@ type NodeStatus struct {
 	// Members has the live figures of every member of a
 	// dynamic-least-load pool.
 	Members []MemberStatus `json:"members"`
+	// VRRP has the node's state in each of its HA groups.
+	VRRP []VRRPStatus `json:"vrrp"`
+}
+
+// VRRPStatus is the node's VRRP state in one HA group.
+type VRRPStatus struct {
+	// Group is the HA group's name.
+	Group string `json:"group"`
+	// State is master, backup, fault, stopped or unknown.
+	State string `json:"state"`
+	// Priority is the priority keepalived last reported, or the
+	// configured one.
+	Priority int `json:"priority"`
+	// Since is when the node entered State, as far as the agent knows;
+	// null when unknown.
+	Since *time.Time `json:"since"`
+}
+
+// Event is a change of the node's VRRP state in one HA group.
+type Event struct {
+	// At is when the agent learnt of the change.
+	At time.Time `json:"at"`
+	// Group is the HA group's name.
+	Group string `json:"group"`
+	// OldState and NewState are master, backup, fault, stopped or
+	// unknown.
+	OldState string `json:"old_state"`
+	NewState string `json:"new_state"`
+	// Priority is the node's priority in the group.
+	Priority int `json:"priority"`
+	// Reason says why, as far as the agent can tell.
+	Reason string `json:"reason"`
 }
 
 // MemberStatus is the live state of one member of a dynamic-least-load
@@ -113,7 +153,8 @@ type IPVSStatus struct {
 
 // StatusError is an unexpected HTTP answer from the API.
 type StatusError struct {
-	// Op is the call that failed ("desired", "report" or "status").
+	// Op is the call that failed ("desired", "report", "status" or
+	// "events").
 	Op string
 	// Status is the HTTP status code.
 	Status int
@@ -213,6 +254,9 @@ func (c *Client) Status(ctx context.Context, s NodeStatus) error {
 	if s.Members == nil {
 		s.Members = []MemberStatus{}
 	}
+	if s.VRRP == nil {
+		s.VRRP = []VRRPStatus{}
+	}
 	body, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -224,6 +268,36 @@ func (c *Client) Status(ctx context.Context, s NodeStatus) error {
 	defer drain(resp)
 	if resp.StatusCode/100 != 2 {
 		return statusError("status", resp)
+	}
+	return nil
+}
+
+// SendEvents sends VRRP state changes, at most MaxEventsPerCall. Long
+// reasons are cut to MaxReasonLen characters.
+func (c *Client) SendEvents(ctx context.Context, events []Event) error {
+	if len(events) > MaxEventsPerCall {
+		return fmt.Errorf("events: %d in one call, the api takes at most %d", len(events), MaxEventsPerCall)
+	}
+	ctx, cancel := context.WithTimeout(ctx, pollMargin)
+	defer cancel()
+	out := make([]Event, len(events))
+	for i, e := range events {
+		e.Reason = Truncate(e.Reason, MaxReasonLen)
+		out[i] = e
+	}
+	body, err := json.Marshal(struct {
+		Events []Event `json:"events"`
+	}{out})
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/events/", body)
+	if err != nil {
+		return err
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return statusError("events", resp)
 	}
 	return nil
 }

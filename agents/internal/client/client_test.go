@@ -169,7 +169,7 @@ func TestStatus(t *testing.T) {
 			},
 			wantBody: `{"networks":["10.0.0.1/24","fd00::1/64"],"ipvs":[{"key":"tcp 10.0.0.10:80","name":"web",` +
 				`"scheduler_wanted":"dllc","scheduler_in_force":"wlc","message":"kernel refused scheduler dllc: no such scheduler"}],` +
-				`"members":[]}`,
+				`"members":[],"vrrp":[]}`,
 		},
 		{
 			name:   "a DLLC member: unknown figures are null",
@@ -180,17 +180,28 @@ func TestStatus(t *testing.T) {
 			}}},
 			wantBody: `{"networks":[],"ipvs":[],"members":[{"pool":"app","member":"s1","layer":"ipvs","load_milli":null,` +
 				`"load_at":null,"connections":null,"weight":3,"feed":"wlc weights",` +
-				`"message":"no fresh load: fulcrum-loadd has not answered yet"}]}`,
+				`"message":"no fresh load: fulcrum-loadd has not answered yet"}],"vrrp":[]}`,
+		},
+		{
+			name:   "a VRRP state",
+			status: http.StatusNoContent,
+			send: NodeStatus{VRRP: []VRRPStatus{
+				{Group: "web", State: "master", Priority: 150, Since: ptr(time.Date(2026, 11, 22, 10, 0, 0, 123e6, time.UTC))},
+				{Group: "db", State: "unknown", Priority: 100},
+			}},
+			wantBody: `{"networks":[],"ipvs":[],"members":[],"vrrp":[` +
+				`{"group":"web","state":"master","priority":150,"since":"2026-11-22T10:00:00.123Z"},` +
+				`{"group":"db","state":"unknown","priority":100,"since":null}]}`,
 		},
 		{
 			name:     "nothing known: empty lists, not null",
 			status:   http.StatusNoContent,
-			wantBody: `{"networks":[],"ipvs":[],"members":[]}`,
+			wantBody: `{"networks":[],"ipvs":[],"members":[],"vrrp":[]}`,
 		},
 		{
 			name:     "bad token",
 			status:   http.StatusUnauthorized,
-			wantBody: `{"networks":[],"ipvs":[],"members":[]}`,
+			wantBody: `{"networks":[],"ipvs":[],"members":[],"vrrp":[]}`,
 			wantErr:  ErrUnauthorized,
 		},
 	}
@@ -216,6 +227,48 @@ func TestStatusServerError(t *testing.T) {
 	var se *StatusError
 	if !errors.As(err, &se) || se.Op != "status" || se.Status != http.StatusInternalServerError {
 		t.Fatalf("error = %v, want StatusError 500 from status", err)
+	}
+}
+
+func TestSendEvents(t *testing.T) {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 123e6, time.UTC)
+	f := &fakeAPI{status: http.StatusNoContent}
+	c := newClient(t, f)
+	err := c.SendEvents(context.Background(), []Event{
+		{At: at, Group: "web", OldState: "backup", NewState: "master", Priority: 150, Reason: "no master"},
+		{At: at, Group: "web", OldState: "master", NewState: "fault", Priority: 150, Reason: strings.Repeat("x", 600)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.gotPath != "/api/v1/agent/events/" || f.gotAuth != "Node s3cret" {
+		t.Errorf("sent to %s with %q", f.gotPath, f.gotAuth)
+	}
+	var body struct {
+		Events []map[string]any `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(f.gotBody), &body); err != nil {
+		t.Fatalf("body %s: %v", f.gotBody, err)
+	}
+	want := map[string]any{"at": "2026-11-22T10:00:00.123Z", "group": "web", "old_state": "backup", "new_state": "master",
+		"priority": 150.0, "reason": "no master"}
+	if len(body.Events) != 2 {
+		t.Fatalf("sent %d events, want 2: %s", len(body.Events), f.gotBody)
+	}
+	if diff := cmp.Diff(want, body.Events[0]); diff != "" {
+		t.Errorf("first event mismatch (-want +got):\n%s", diff)
+	}
+	if r := body.Events[1]["reason"].(string); len([]rune(r)) != MaxReasonLen || !strings.HasSuffix(r, "[truncated]") {
+		t.Errorf("long reason sent as %d runes, want it cut to %d", len([]rune(r)), MaxReasonLen)
+	}
+
+	if err := c.SendEvents(context.Background(), make([]Event, MaxEventsPerCall+1)); err == nil {
+		t.Error("101 events in one call were accepted")
+	}
+	f.status = http.StatusServiceUnavailable
+	var se *StatusError
+	if err := c.SendEvents(context.Background(), []Event{{Group: "web"}}); !errors.As(err, &se) || se.Op != "events" || se.Status != 503 {
+		t.Errorf("error = %v, want StatusError 503 from events", err)
 	}
 }
 

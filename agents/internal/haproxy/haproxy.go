@@ -6,6 +6,7 @@
 package haproxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -97,6 +99,8 @@ type Manager struct {
 	CheckTimeout, StartTimeout, ReloadTimeout time.Duration
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
+
+	masterPID atomic.Int64 // the master MasterAlive last recognised
 }
 
 // New returns a Manager for HAProxy binary loading confDir/haproxy.cfg and
@@ -139,11 +143,31 @@ func (m *Manager) Running(ctx context.Context) bool {
 	if _, err := m.CLI().ShowProc(ctx); err == nil {
 		return true
 	}
+	return m.MasterAlive()
+}
+
+// MasterAlive reports whether the process in the pid file is alive and was
+// started on our master socket. It does not ask the master CLI, so it is
+// cheap enough to poll every 100 ms; the master keeps its pid across
+// reloads, and exits when a worker dies. A reload must not look like a
+// death: the master rewrites the pid file (empty for a moment) and
+// re-executes itself (its command line empty for a moment), so the master
+// last recognised stands in for both.
+func (m *Manager) MasterAlive() bool {
+	last := int(m.masterPID.Load())
 	pid := process.ReadPIDFile(m.PIDFile())
+	if pid == 0 {
+		pid = last
+	}
 	if pid == 0 || !process.Alive(pid) {
 		return false
 	}
-	return process.CommandLineHas(pid, m.MasterSocket())
+	cmdline := process.CommandLine(pid)
+	if bytes.Contains(cmdline, []byte(m.MasterSocket())) {
+		m.masterPID.Store(int64(pid))
+		return true
+	}
+	return len(cmdline) == 0 && pid == last
 }
 
 // Start launches HAProxy from the live config in master-worker daemon mode

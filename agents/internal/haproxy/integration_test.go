@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,6 +137,25 @@ func TestSeamlessReloads(t *testing.T) {
 	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
 
 	traffic := haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	// The HA watcher polls MasterAlive every 100 ms and gives the VIPs
+	// away when it says false: it must hold across seamless reloads.
+	var polls, dead atomic.Int64
+	stopPolls := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stopPolls:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			polls.Add(1)
+			if !n.manager.MasterAlive() {
+				dead.Add(1)
+			}
+		}
+	}()
 	const reloads = 12
 	start := time.Now()
 	for i := range reloads {
@@ -148,13 +168,24 @@ func TestSeamlessReloads(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // let traffic cross each reload
 	}
 	answers, failures := traffic.Stop()
+	close(stopPolls)
+	<-polled
 	t.Logf("%d reloads in %s", reloads, time.Since(start).Round(time.Millisecond))
 	requireNoFailures(t, answers, failures)
+	if polls.Load() == 0 || dead.Load() > 0 {
+		t.Errorf("MasterAlive said false %d times in %d polls across the reloads, want never", dead.Load(), polls.Load())
+	}
 	if answers["A"] == 0 || answers["B"] == 0 {
 		t.Errorf("traffic never reached both backends: %v", answers)
 	}
 	if _, rev := n.live(t); rev != reloads+1 {
 		t.Errorf("state revision = %d, want %d", rev, reloads+1)
+	}
+	if err := n.manager.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n.manager.MasterAlive() {
+		t.Error("MasterAlive after Stop")
 	}
 }
 

@@ -72,6 +72,10 @@ type Manager struct {
 	// Timeouts; zero means the package default. Settle is how long a start
 	// or a reload is given before the process is checked to be alive.
 	CheckTimeout, StartTimeout, StopTimeout, Settle time.Duration
+	// BeforeLoad, when set, runs before every start and reload, e.g. to
+	// prepare the files keepalived.conf refers to (the VRRP notify FIFO
+	// and track files); its error fails the start or reload.
+	BeforeLoad func(ctx context.Context) error
 	// AfterLoad, when set, runs after every successful start and reload,
 	// e.g. to put the wanted IPVS schedulers back.
 	AfterLoad func(ctx context.Context)
@@ -100,19 +104,31 @@ func (m *Manager) pidFiles() []string {
 	}
 }
 
-// Check validates the candidate set in dir: keepalived.d/ipvs.json must
-// parse, keepalived --config-test must accept keepalived.conf, and nft -c
-// keepalived.d/fulcrum.nft when there is one. A refusal is a *CheckError
-// carrying the tool's output.
+// Check validates the candidate set in dir: keepalived.d/ipvs.json and
+// keepalived.d/ha.json must parse, keepalived --config-test must accept
+// keepalived.conf, and nft -c keepalived.d/fulcrum.nft when there is one.
+// A refusal is a *CheckError carrying the tool's output.
 func (m *Manager) Check(ctx context.Context, dir string) error {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(m.CheckTimeout, DefaultCheckTimeout))
 	defer cancel()
-	if text, err := os.ReadFile(filepath.Join(dir, bundle.IPVSFile)); err == nil {
-		if _, err := bundle.ParseIPVS(string(text)); err != nil {
+	parsers := []struct {
+		name  string
+		parse func(string) error
+	}{
+		{bundle.IPVSFile, func(text string) error { _, err := bundle.ParseIPVS(text); return err }},
+		{bundle.HAFile, func(text string) error { _, err := bundle.ParseHA(text); return err }},
+	}
+	for _, p := range parsers {
+		text, err := os.ReadFile(filepath.Join(dir, p.name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := p.parse(string(text)); err != nil {
 			return &CheckError{Tool: "the agent", Output: err.Error()}
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
 	}
 	if err := m.run(ctx, "keepalived", m.Binary, "--config-test", "--use-file", filepath.Join(dir, bundle.KeepalivedFile)); err != nil {
 		return err
@@ -149,8 +165,16 @@ func (m *Manager) command(ctx context.Context, argv ...string) *exec.Cmd {
 // Running reports whether our keepalived is up: the process in the pid
 // file is alive and was started with our pid file.
 func (m *Manager) Running(context.Context) bool {
-	return m.ours(m.PIDFile()) > 0
+	return m.PID() > 0
 }
+
+// PID returns the pid of our keepalived's main process, 0 when it is not
+// running. It only reads the pid file and /proc, so it is cheap to poll.
+func (m *Manager) PID() int { return m.ours(m.PIDFile()) }
+
+// VRRPPID returns the pid of our keepalived's VRRP child, 0 when there is
+// none (not running, or no VRRP instance in its configuration yet).
+func (m *Manager) VRRPPID() int { return m.ours(m.pidFiles()[1]) }
 
 // ours returns the pid in pidFile when that process is alive and was
 // started on our pid file, 0 otherwise.
@@ -173,6 +197,9 @@ func (m *Manager) Start(ctx context.Context) error {
 		return err
 	}
 	if err := m.applyNft(ctx); err != nil {
+		return err
+	}
+	if err := m.beforeLoad(ctx); err != nil {
 		return err
 	}
 	for _, f := range m.pidFiles() {
@@ -248,16 +275,27 @@ func (m *Manager) awaitStart(ctx context.Context, exited <-chan struct{}) error 
 	return nil
 }
 
-// Reload applies the live nftables script, sends SIGHUP to keepalived's
-// main process and, after the settle time, checks that the same process is
-// still running. keepalived says nothing when a reload is done; its
-// configuration passed --config-test before.
+// Reload applies the live nftables script, runs BeforeLoad, sends SIGHUP
+// to keepalived's main process and, after the settle time, checks that the
+// same process is still running. keepalived says nothing when a reload is
+// done; its configuration passed --config-test before.
+//
+// A reload is enough even when VRRP instances appear or go: keepalived
+// 2.2.7 starts its VRRP child at a SIGHUP when the new configuration has
+// instances and none runs, and a running child drops the instances the
+// configuration no longer has, releasing their VIPs (the ha package's
+// TestVRRPReload checks both). The VRRP child's reload also stops and
+// starts lvs_sync_daemon as the configuration says, per keepalived's
+// source (not checked here: it needs IPVS).
 func (m *Manager) Reload(ctx context.Context) error {
 	pid := m.ours(m.PIDFile())
 	if pid == 0 {
 		return errors.New("keepalived is not running")
 	}
 	if err := m.applyNft(ctx); err != nil {
+		return err
+	}
+	if err := m.beforeLoad(ctx); err != nil {
 		return err
 	}
 	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
@@ -344,6 +382,16 @@ func (m *Manager) failure(reason string) error {
 		b = b[len(b)-3000:]
 	}
 	return fmt.Errorf("%s; end of %s:\n%s", reason, m.LogFile, strings.TrimSpace(string(b)))
+}
+
+func (m *Manager) beforeLoad(ctx context.Context) error {
+	if m.BeforeLoad == nil {
+		return nil
+	}
+	if err := m.BeforeLoad(ctx); err != nil {
+		return fmt.Errorf("prepare keepalived's files: %w", err)
+	}
+	return nil
 }
 
 func (m *Manager) afterLoad(ctx context.Context) {

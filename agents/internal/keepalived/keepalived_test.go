@@ -117,6 +117,11 @@ func TestCheck(t *testing.T) {
 			wantErr: "the agent rejected the configuration:\nkeepalived.d/ipvs.json",
 		},
 		{
+			name:    "bad ha.json",
+			files:   map[string]string{bundle.KeepalivedFile: virtualServer, bundle.HAFile: `{"node": "lb1", "run_dir": "relative"}`},
+			wantErr: "the agent rejected the configuration:\nkeepalived.d/ha.json: run_dir",
+		},
+		{
 			name:    "nft script without nft",
 			files:   map[string]string{bundle.KeepalivedFile: virtualServer, bundle.NftFile: "table inet fulcrum\n"},
 			nft:     "-",
@@ -152,8 +157,15 @@ func TestCheck(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	m := newManager(t)
 	m.Settle = 300 * time.Millisecond
-	loads := 0
+	loads, prepared := 0, 0
 	m.AfterLoad = func(context.Context) { loads++ }
+	m.BeforeLoad = func(context.Context) error {
+		if m.Running(context.Background()) != (prepared > 0) {
+			t.Errorf("BeforeLoad %d ran with keepalived running: %v", prepared+1, m.Running(context.Background()))
+		}
+		prepared++
+		return nil
+	}
 	writeSet(t, m.ConfDir, map[string]string{bundle.KeepalivedFile: "global_defs {\n    router_id fulcrum-a\n}\n"})
 	ctx := context.Background()
 	if m.Running(ctx) {
@@ -166,8 +178,11 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := m.ours(m.PIDFile())
-	if pid == 0 || !m.Running(ctx) {
+	if pid == 0 || !m.Running(ctx) || m.PID() != pid {
 		t.Fatal("not running after Start")
+	}
+	if vrrp := m.VRRPPID(); vrrp != 0 {
+		t.Errorf("VRRP child %d without VRRP instances", vrrp)
 	}
 	if err := m.Start(ctx); err == nil {
 		t.Error("a second Start succeeded")
@@ -188,8 +203,8 @@ func TestLifecycle(t *testing.T) {
 	if m.Running(ctx) || process.Alive(pid) {
 		t.Errorf("keepalived (pid %d) still running after Stop", pid)
 	}
-	if loads != 2 {
-		t.Errorf("AfterLoad ran %d times, want 2 (start, reload)", loads)
+	if loads != 2 || prepared != 2 {
+		t.Errorf("AfterLoad ran %d times, BeforeLoad %d; want 2 each (start, reload)", loads, prepared)
 	}
 	if err := m.Stop(ctx); err != nil {
 		t.Errorf("Stop with nothing running: %v", err)
@@ -208,6 +223,34 @@ func TestStartFailure(t *testing.T) {
 	err := m.Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "exited during start") || !strings.Contains(err.Error(), "simulated failure") {
 		t.Fatalf("Start error = %v, want an early exit with the log", err)
+	}
+}
+
+// TestBeforeLoadFailure: a BeforeLoad error fails the start before
+// keepalived runs, and the reload before the SIGHUP.
+func TestBeforeLoadFailure(t *testing.T) {
+	m := newManager(t)
+	m.Settle = 300 * time.Millisecond
+	writeSet(t, m.ConfDir, map[string]string{bundle.KeepalivedFile: "global_defs {\n    router_id fulcrum-a\n}\n"})
+	ctx := context.Background()
+	m.BeforeLoad = func(context.Context) error { return errors.New("no run dir") }
+	if err := m.Start(ctx); err == nil || !strings.Contains(err.Error(), "no run dir") {
+		t.Fatalf("Start error = %v, want BeforeLoad's", err)
+	}
+	if m.Running(ctx) {
+		t.Fatal("keepalived started although BeforeLoad failed")
+	}
+	m.BeforeLoad = nil
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.BeforeLoad = func(context.Context) error { return errors.New("no run dir") }
+	if err := m.Reload(ctx); err == nil || !strings.Contains(err.Error(), "no run dir") {
+		t.Fatalf("Reload error = %v, want BeforeLoad's", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if b, _ := os.ReadFile(m.LogFile); strings.Contains(string(b), "Reloading") {
+		t.Error("keepalived reloaded although BeforeLoad failed")
 	}
 }
 

@@ -51,8 +51,14 @@ func ReadPIDFile(path string) int {
 // example its own pid file or socket), which tells our daemon apart from
 // an unrelated process that reused the pid.
 func CommandLineHas(pid int, marker string) bool {
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && bytes.Contains(cmdline, []byte(marker))
+	return bytes.Contains(CommandLine(pid), []byte(marker))
+}
+
+// CommandLine returns pid's command line, NUL-separated; empty when the
+// process is gone, or while it executes a new program.
+func CommandLine(pid int) []byte {
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return cmdline
 }
 
 // Terminate sends SIGTERM to pids[0] (the master, which ends the others),

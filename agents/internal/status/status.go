@@ -1,8 +1,9 @@
 // Package status tells the API what the node looks like, apart from apply
 // outcomes: the networks of the namespace the daemons run in, the IPVS
-// scheduler in force for each layer-4 service, and the live load,
-// connections and weight of every member of a dynamic-least-load pool. The Reporter sends it at
-// start, whenever it changes, and at least every minute.
+// scheduler in force for each layer-4 service, the live load, connections
+// and weight of every member of a dynamic-least-load pool, and the node's
+// VRRP state in each of its HA groups. The Reporter sends it at start,
+// whenever it changes, and at least every minute.
 package status
 
 import (
@@ -121,6 +122,8 @@ type Reporter struct {
 	// Members returns the live figures of DLLC pool members; nil means
 	// none.
 	Members func() []client.MemberStatus
+	// VRRP returns the node's VRRP state in each HA group; nil means none.
+	VRRP func() []client.VRRPStatus
 	// Poll and Refresh; zero means DefaultPoll and DefaultRefresh.
 	Poll, Refresh time.Duration
 	// Logger; nil means slog.Default().
@@ -158,12 +161,17 @@ func (r *Reporter) step(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read networks: %w", err)
 	}
-	s := client.NodeStatus{Networks: networks, IPVS: []client.IPVSStatus{}, Members: []client.MemberStatus{}}
+	s := client.NodeStatus{
+		Networks: networks, IPVS: []client.IPVSStatus{}, Members: []client.MemberStatus{}, VRRP: []client.VRRPStatus{},
+	}
 	if r.IPVS != nil {
 		s.IPVS = append(s.IPVS, r.IPVS()...)
 	}
 	if r.Members != nil {
 		s.Members = append(s.Members, r.Members()...)
+	}
+	if r.VRRP != nil {
+		s.VRRP = append(s.VRRP, r.VRRP()...)
 	}
 	now := r.now()
 	if r.sent != nil && sameStatus(*r.sent, s) && now.Sub(r.sentAt) < orDefault(r.Refresh, DefaultRefresh) {
@@ -173,7 +181,7 @@ func (r *Reporter) step(ctx context.Context) error {
 		return fmt.Errorf("send status: %w", err)
 	}
 	r.sent, r.sentAt = &s, now
-	r.logger().Debug("status sent", "networks", s.Networks, "ipvs", len(s.IPVS))
+	r.logger().Debug("status sent", "networks", s.Networks, "ipvs", len(s.IPVS), "vrrp", len(s.VRRP))
 	return nil
 }
 

@@ -92,6 +92,7 @@ func TestReporter(t *testing.T) {
 		networks networksAnswer
 		ipvs     []client.IPVSStatus
 		members  []client.MemberStatus
+		vrrp     []client.VRRPStatus
 		apiDown  bool
 		wantSent bool
 		wantErr  string
@@ -112,6 +113,15 @@ func TestReporter(t *testing.T) {
 				{at: 80 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, members: loaded(500), wantSent: true},
 				{at: 85 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, members: loaded(500)},
 				{at: 90 * time.Second, networks: networksAnswer{networks: netB}, ipvs: refused, members: loaded(520), wantSent: true},
+			},
+		},
+		{
+			name: "a VRRP state change is sent, the same state again is not",
+			ticks: []tick{
+				{at: 0, networks: networksAnswer{networks: netA}, vrrp: vrrpState("backup", 0), wantSent: true},
+				{at: 5 * time.Second, networks: networksAnswer{networks: netA}, vrrp: vrrpState("backup", 0)},
+				{at: 10 * time.Second, networks: networksAnswer{networks: netA}, vrrp: vrrpState("master", 8), wantSent: true},
+				{at: 15 * time.Second, networks: networksAnswer{networks: netA}, vrrp: vrrpState("master", 8)},
 			},
 		},
 		{
@@ -139,13 +149,15 @@ func TestReporter(t *testing.T) {
 			var now time.Time
 			var ipvs []client.IPVSStatus
 			var members []client.MemberStatus
+			var vrrp []client.VRRPStatus
 			r := &Reporter{
 				Sender: sender, Networks: nets, IPVS: func() []client.IPVSStatus { return ipvs },
 				Members: func() []client.MemberStatus { return members },
+				VRRP:    func() []client.VRRPStatus { return vrrp },
 				Logger:  slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
 			}
 			for i, tk := range tt.ticks {
-				now, ipvs, members, sender.down = start.Add(tk.at), tk.ipvs, tk.members, tk.apiDown
+				now, ipvs, members, vrrp, sender.down = start.Add(tk.at), tk.ipvs, tk.members, tk.vrrp, tk.apiDown
 				nets.answers = []networksAnswer{tk.networks}
 				before := len(sender.got)
 				err := r.Step(context.Background())
@@ -158,12 +170,15 @@ func TestReporter(t *testing.T) {
 				if !tk.wantSent {
 					continue
 				}
-				want := client.NodeStatus{Networks: tk.networks.networks, IPVS: tk.ipvs, Members: tk.members}
+				want := client.NodeStatus{Networks: tk.networks.networks, IPVS: tk.ipvs, Members: tk.members, VRRP: tk.vrrp}
 				if want.IPVS == nil {
 					want.IPVS = []client.IPVSStatus{}
 				}
 				if want.Members == nil {
 					want.Members = []client.MemberStatus{}
+				}
+				if want.VRRP == nil {
+					want.VRRP = []client.VRRPStatus{}
 				}
 				if diff := cmp.Diff(want, sender.got[len(sender.got)-1]); diff != "" {
 					t.Errorf("tick %d: status mismatch (-want +got):\n%s", i, diff)
@@ -202,4 +217,11 @@ func TestRunSendsAtOnceAndPolls(t *testing.T) {
 func loaded(milli int64) []client.MemberStatus {
 	conns := 3
 	return []client.MemberStatus{{Pool: "app", Member: "s1", Layer: "ipvs", LoadMilli: &milli, Connections: &conns, Feed: "ip_vs_dllc"}}
+}
+
+// vrrpState is group web's state, entered at second sec of 2026 (a fresh
+// pointer each time, as the ha Watcher makes them).
+func vrrpState(state string, sec int) []client.VRRPStatus {
+	since := time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC)
+	return []client.VRRPStatus{{Group: "web", State: state, Priority: 150, Since: &since}}
 }
