@@ -28,7 +28,7 @@ readonly BUILD_LOG=$CACHE/build.log
 # initramfs settings are in place, so its initrd is generated only once.
 readonly PACKAGES=(
 	ipvsadm keepalived haproxy
-	iproute2 procps curl python3-minimal busybox kmod iputils-ping
+	iproute2 procps curl python3 busybox kmod iputils-ping
 	nftables socat apache2-utils nginx httperf
 	initramfs-tools zstd ca-certificates
 )

@@ -10,8 +10,11 @@ the publishing path makes (``snapshot_from_dict``, ``render_haproxy``,
 run.sh calls this before the guest boots; the guest tests run keepalived (and HAProxy)
 on these files unchanged, from /results/l4/<case>/.
 
-The node is "lb1", as in the golden tests. Exit status: 0 rendered, 1 a case does not
-compile (the message names the case and the compiler's complaint).
+The node is "lb1", as in the golden tests, unless the case has HA groups: then it is
+rendered once for each node that belongs to one, into ``OUT_DIR/<case>/<node>/`` (with
+``keepalived.d/ha.json`` too), since every node gets its own VRRP instances. Exit
+status: 0 rendered, 1 a case does not compile (the message names the case and the
+compiler's complaint).
 """
 
 import json
@@ -27,10 +30,17 @@ CASES = HERE / "l4"
 NODE = "lb1"
 
 
-def render_case(case, out_dir):
-    """Write every file the compiler makes for ``case`` under ``out_dir``; return their paths."""
-    snap = snapshot_from_dict(json.loads(case.read_text()))
-    files = render_haproxy(snap, NODE) | render_keepalived(snap, NODE)
+def targets(snap, case_dir):
+    """``(node, directory)`` for each rendering of a case: one per HA node, else lb1 alone."""
+    ha_nodes = sorted({entry.node for group in snap.ha_groups for entry in group.nodes})
+    if not ha_nodes:
+        return [(NODE, case_dir)]
+    return [(node, case_dir / node) for node in ha_nodes]
+
+
+def render_node(snap, node, out_dir):
+    """Write every file the compiler makes for ``node`` under ``out_dir``; return their paths."""
+    files = render_haproxy(snap, node) | render_keepalived(snap, node)
     written = []
     for name, content in sorted(files.items()):
         path = out_dir / name
@@ -38,6 +48,12 @@ def render_case(case, out_dir):
         path.write_bytes(content)
         written.append(path)
     return written
+
+
+def render_case(case, case_dir):
+    """Render ``case`` for each of its nodes under ``case_dir``; return the paths written."""
+    snap = snapshot_from_dict(json.loads(case.read_text()))
+    return [path for node, out_dir in targets(snap, case_dir) for path in render_node(snap, node, out_dir)]
 
 
 def main(argv):
