@@ -172,14 +172,22 @@ class HaGroupNode(models.Model):
         return f"{self.node} in {self.group} ({self.priority})"
 
 
+class VrrpState(models.TextChoices):
+    MASTER = "master"
+    BACKUP = "backup"
+    FAULT = "fault"
+    STOPPED = "stopped"
+    UNKNOWN = "unknown"
+
+
 class HaEvent(models.Model):
     """A VRRP role change on a node, as its agent saw it."""
 
     node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="ha_events")
     group = models.CharField(max_length=63)
     at = models.DateTimeField(help_text="When the node saw the change.")
-    old_state = models.CharField(max_length=16)
-    new_state = models.CharField(max_length=16)
+    old_state = models.CharField(max_length=16, choices=VrrpState.choices)
+    new_state = models.CharField(max_length=16, choices=VrrpState.choices)
     priority = models.PositiveSmallIntegerField(default=0)
     reason = models.CharField(max_length=500, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)

@@ -715,19 +715,23 @@ def _ha_nodes(group, node_named, families, path):
 
 
 def _ha_clashes(groups):
-    """Two groups must not share a VRID on one segment, nor a VIP anywhere."""
-    problems, vrids, vips = [], {}, {}
+    """Two groups must not share a VRID on one segment, nor a VIP anywhere. A clash is
+    reported on every group involved, so whichever one an operator edits shows it."""
+    problems, vrids, vips = [], defaultdict(list), defaultdict(list)
     for group in groups:
-        if group.vrid in vrids:
-            problems.append((f"ha-groups/{group.name}/vrid", f"VRID {group.vrid} is already {vrids[group.vrid]}'s"))
-        vrids.setdefault(group.vrid, group.name)
+        vrids[group.vrid].append(group.name)
         for i, vip in enumerate(group.vips):
             try:
-                address = ipaddress.ip_interface(vip).ip
+                vips[ipaddress.ip_interface(vip).ip].append((group.name, i))
             except ValueError:
                 continue
-            if address in vips:
-                owner = "listed twice" if vips[address] == group.name else f"already in HA group {vips[address]}"
-                problems.append((f"ha-groups/{group.name}/vips/{i}", f"{address} is {owner}"))
-            vips.setdefault(address, group.name)
+    for vrid, names in vrids.items():
+        for name in names if len(names) > 1 else ():
+            others = ", ".join(n for n in names if n != name)
+            problems.append((f"ha-groups/{name}/vrid", f"VRID {vrid} is also {others}'s"))
+    for address, places in vips.items():
+        for name, i in places if len(places) > 1 else ():
+            others = sorted({n for n, _ in places if n != name})
+            where = f"also in HA group {', '.join(others)}" if others else "listed twice"
+            problems.append((f"ha-groups/{name}/vips/{i}", f"{address} is {where}"))
     return problems

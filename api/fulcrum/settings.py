@@ -118,7 +118,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"VrrpStateEnum": "cluster.api.serializers.VRRP_STATES"},
+    "ENUM_NAME_OVERRIDES": {"VrrpStateEnum": "cluster.models.VrrpState"},
 }
 
 LOGGING = {

@@ -5,7 +5,7 @@ import ipaddress
 from django.db import transaction
 from rest_framework import serializers
 
-from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, Node
+from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, Node, VrrpState
 from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
@@ -16,7 +16,7 @@ from services.api.serializers import MemberFiguresSerializer, compiler_check
 from services.snapshot import sync_dict
 from services.validators import validate_interface
 
-VRRP_STATES = ("master", "backup", "fault", "stopped", "unknown")
+VRRP_STATES = VrrpState.choices
 
 
 class IpvsStatusSerializer(StrictSerializer):
@@ -217,7 +217,9 @@ class HaGroupSerializer(StrictModelSerializer):
         frozen = snapshot.freeze(0)
         old = self.instance.name if self.instance is not None else None
         frozen["ha_groups"] = snapshot.replace(frozen["ha_groups"], old, snapshot.ha_group_dict(group, rows))
-        compiler_check(frozen, f"ha-groups/{group.name}")
+        # A VRID or VIP clash is reported on both groups; the other group's copy is an echo.
+        echoes = [f"ha-groups/{g['name']}/{f}" for g in frozen["ha_groups"] for f in ("vrid", "vips/")]
+        compiler_check(frozen, f"ha-groups/{group.name}", echoes=echoes)
         return attrs
 
     @transaction.atomic

@@ -67,6 +67,7 @@ class HaGroupViewSet(viewsets.ModelViewSet):
         parameters=[
             OpenApiParameter("node", str, description="only this node's events (its name)"),
             OpenApiParameter("group", str, description="only this HA group's events"),
+            OpenApiParameter("after", int, description="only events with a larger id (new since the last fetch)"),
         ]
     )
 )
@@ -81,7 +82,10 @@ class HaEventViewSet(viewsets.ReadOnlyModelViewSet):
         node, group = (self.request.query_params.get(k) for k in ("node", "group"))
         if node:
             queryset = queryset.filter(node__name=node)
-        return queryset.filter(group=group) if group else queryset
+        if group:
+            queryset = queryset.filter(group=group)
+        after = _int_param(self.request, "after", None)
+        return queryset.filter(id__gt=after) if after is not None else queryset
 
 
 class IpvsSyncView(APIView):

@@ -82,6 +82,14 @@ class HaGroupApiTest(APIViewTests, APITestCase):
         HaGroupNode.objects.create(group=group, node=self.lb1, priority=100)
         return group
 
+    def test_a_clash_is_reported_on_the_group_being_saved_only(self):
+        self.create_objects()
+        body = {**self.create_data[0], "vips": ["10.0.0.9"]}
+        response = self.client.post(self.url, body, format="json")
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(response.data["vips"], ["0: 10.0.0.9 is also in HA group existing"])
+        self.assertNotIn("non_field_errors", response.data)
+
     def test_the_password_is_never_shown(self):
         response = self.client.post(self.url, {**self.create_data[1], "auth_password": "pw"}, format="json")
         self.assertEqual(response.status_code, 201, response.data)
@@ -203,6 +211,9 @@ class HaRevisionTest(APITestCase):
         listed = self.client.get("/api/v1/ha-events/?node=lb2").data["results"]
         self.assertEqual([(e["node"], e["old_state"], e["new_state"]) for e in listed], [("lb2", "backup", "master")])
         self.assertEqual(self.client.get("/api/v1/ha-events/?node=lb1").data["count"], 0)
+        self.assertEqual(self.client.get(f"/api/v1/ha-events/?after={listed[0]['id']}").data["count"], 0)
+        self.assertEqual(self.client.get(f"/api/v1/ha-events/?after={listed[0]['id'] - 1}").data["count"], 1)
+        self.assertEqual(self.client.get("/api/v1/ha-events/?after=x").status_code, 400)
         node = self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data
         self.assertEqual(node["vrrp"][0]["state"], "master")
         for bad in ({"new_state": "boss"}, {"at": "yesterday"}, {"reason": "x" * 501}, {"extra": 1}):

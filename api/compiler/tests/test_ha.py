@@ -81,11 +81,21 @@ def test_track_haproxy_only_when_the_node_runs_haproxy():
     assert "haproxy" not in json.loads(files["keepalived.d/ha.json"])["track_files"]
 
 
+def test_a_clash_is_reported_on_both_groups():
+    problems = _problems(lambda d: _group(d, "front-b").update(vrid=51, vips=["10.77.100.10"]))
+    assert problems["ha-groups/front-a/vrid"] == "VRID 51 is also front-b's"
+    assert problems["ha-groups/front-a/vips/0"] == "10.77.100.10 is also in HA group front-b"
+
+
 @pytest.mark.parametrize(
     ("change", "path", "words"),
     [
-        (lambda d: _group(d, "front-b").update(vrid=51), "ha-groups/front-b/vrid", "already front-a's"),
-        (lambda d: _group(d, "front-b").update(vips=["10.77.100.10"]), "ha-groups/front-b/vips/0", "already in"),
+        (lambda d: _group(d, "front-b").update(vrid=51), "ha-groups/front-b/vrid", "also front-a's"),
+        (
+            lambda d: _group(d, "front-b").update(vips=["10.77.100.10"]),
+            "ha-groups/front-b/vips/0",
+            "also in HA group front-a",
+        ),
         (
             lambda d: _group(d, "front-b").update(advert_interval_ms=200),
             "ha-groups/front-b/advert_interval_ms",

@@ -18,12 +18,14 @@ from services import snapshot
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 
 
-def compiler_check(candidate, prefix, renames=None, related=None):
+def compiler_check(candidate, prefix, renames=None, related=None, echoes=()):
     """Verify the snapshot ``candidate``; raise field errors for problems under ``prefix``.
 
     ``renames`` maps snapshot field names to API field names; ``related`` maps the path of
     another object to the field that refers to it. Any other problem elsewhere (another
-    object this change breaks) is a non-field error, unless it was there before the change.
+    object this change breaks) is a non-field error, unless it was there before the change
+    or its path starts with one of ``echoes`` while this object has errors of its own (the
+    other side of a clash the compiler reports on both objects).
     """
     try:
         verify(snapshot_from_dict(candidate))
@@ -42,6 +44,8 @@ def compiler_check(candidate, prefix, renames=None, related=None):
             errors.setdefault(field, []).append(f"{rest}: {message}" if rest else message)
         else:
             elsewhere.append((path, message))
+    if errors:
+        elsewhere = [(path, message) for path, message in elsewhere if not path.startswith(tuple(echoes))]
     if elsewhere:
         try:
             verify(snapshot_from_dict(snapshot.freeze(0)))
