@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 // Features never import each other: anything two features share moves to src/components or
 // src/lib, and pages that combine features are wired in src/app.
-const FEATURES = ['auth', 'services', 'pools', 'certificates', 'revisions', 'nodes'];
+const FEATURES = ['auth', 'services', 'pools', 'certificates', 'revisions', 'nodes', 'ha'];
 
 const noEscapingRelative = {
   group: ['../../*', '../../../*', '../../../../*'],

@@ -6,11 +6,13 @@ where the traffic goes.
 """
 
 import collections
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+import requests
 
 from tests.harness.lab import Lab
 from tests.harness.stack import Stack
@@ -88,6 +90,39 @@ def test_console_layer7_https_rules_and_runtime_drain(stack):
 
 def test_console_renders_rare_states(stack):
     playwright(stack, "states.spec.ts")
+
+
+def test_console_ha_group_address_apply_and_standby(stack):
+    """Runs before the layer-4 flow, whose NAT service would need IPVS on apply."""
+    playwright(stack, "ha-flow.spec.ts")
+    node = next(n for n in stack.api.get("/api/v1/nodes/").json()["results"] if n["name"] == stack.node)
+    assert (node["address"], node["standby"]) == ("10.77.1.1", True)
+    groups = {g["name"]: g for g in stack.api.get("/api/v1/ha-groups/").json()["results"]}
+    group, mirror = groups["ha-e2e"], groups["ha-e2e-mirror"]
+    settings = (group["vrid"], group["interface"], group["vips"], group["advert_interval_ms"])
+    assert settings == (60, "cl0", ["10.77.100.60"], 200)
+    assert group["nodes"] == [{"node": node["id"], "priority": 150, "interface": ""}]
+    assert (mirror["vrid"], mirror["vips"]) == (61, ["10.77.100.61"])
+    assert stack.api.get("/api/v1/ipvs-sync/").json()["ha_group"] == group["id"]
+    # The newest revision is the standby the console asked for, and the node applied it.
+    revision = stack.api.get("/api/v1/revisions/").json()["results"][0]
+    assert revision["message"] == f"runtime: node {stack.node} standby", revision
+    assert revision["live"], revision
+    assert [(n["node"], n["state"]) for n in revision["nodes"]] == [(stack.node, "applied")]
+    # What the node was sent for it: its HA settings say standby, with both groups.
+    token = (stack.workdir / "node.token").read_text().strip()
+    desired = requests.get(
+        f"{stack.url}/api/v1/agent/desired/?known=0", headers={"Authorization": f"Node {token}"}, timeout=30
+    )
+    assert desired.status_code == 200, desired.text
+    bundle = desired.json()
+    assert bundle["revision"] == revision["number"]
+    ha = json.loads(bundle["files"]["keepalived.d/ha.json"])
+    assert ha["standby"] is True
+    assert [(g["name"], g["vrid"], g["interface"], g["priority"]) for g in ha["groups"]] == [
+        ("ha-e2e", 60, "cl0", 150),
+        ("ha-e2e-mirror", 61, "cl0", 150),
+    ]
 
 
 def test_console_layer4_nat_service_refused_direct_routing_and_sync(stack):

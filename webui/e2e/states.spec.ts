@@ -83,6 +83,8 @@ test('a new node shows its token once', async ({ page }) => {
   await stubApi(page, {
     'GET nodes/': { status: 200, body: list([{ id: 1, name: 'lb1', last_seen: at, applied_revision: 12 }]) },
     'GET ipvs-sync/': { status: 200, body: { enabled: false, interface: 'eth0', sync_id: 0, port: 8848, ttl: 1, max_packet: 0, group: null } },
+    'GET ha-groups/': { status: 200, body: list([]) },
+    'GET revisions/': { status: 200, body: list([]) },
     'POST nodes/': { status: 201, body: { id: 2, name: 'lb2', last_seen: null, applied_revision: 0, token: 'q4X9v0d2Jr8mZ1kT7sWcN5yH3pLbE6aF0uGiRoVxYz' } },
   });
   await page.goto('/nodes');
@@ -167,6 +169,8 @@ test('layer-4 warnings and a scheduler the kernel lacks are spelled out', async 
     'GET pools/': { status: 200, body: list([{ ...pool, name: 'l4', algorithm: 'dynamic-least-load' }]) },
     'GET nodes/': { status: 200, body: list([node]) },
     'GET ipvs-sync/': { status: 200, body: { enabled: true, interface: 'eth1', sync_id: 9, port: 8848, ttl: 1, max_packet: 0, group: null } },
+    'GET ha-groups/': { status: 200, body: list([]) },
+    'GET revisions/': { status: 200, body: list([]) },
   });
   await page.goto('/services');
   await expect(page.getByRole('status', { name: 'Warnings for nat' }).getByRole('listitem')).toHaveText(warnings);
@@ -174,4 +178,48 @@ test('layer-4 warnings and a scheduler the kernel lacks are spelled out', async 
   await page.goto('/nodes');
   await expect(page.getByRole('list', { name: 'IPVS schedulers on lb1' })).toContainText('nat: wants dllc, runs wlc');
   await snap(page, '38-nodes-scheduler-differs');
+});
+
+test('the HA page shows each node\'s state, a node behind, and the role changes', async ({ page }) => {
+  const since = new Date(Date.now() - 90_000).toISOString();
+  const nodes = [
+    { id: 1, name: 'lb1', address: '10.0.1.3', standby: true, last_seen: at, applied_revision: 14, status_at: at, networks: [], ipvs_status: [],
+      vrrp: [{ group: 'front-a', state: 'fault', priority: 0, since }, { group: 'front-b', state: 'fault', priority: 0, since }] },
+    { id: 2, name: 'lb2', address: '10.0.1.4', standby: false, last_seen: at, applied_revision: 12, status_at: at, networks: [], ipvs_status: [],
+      vrrp: [{ group: 'front-a', state: 'master', priority: 100, since }, { group: 'front-b', state: 'master', priority: 150, since }] },
+  ];
+  const group = (id: number, name: string, vrid: number, vips: string[], priorities: [number, number]) => ({
+    id, name, vrid, vips, interface: 'eth1', version: 3, advert_interval_ms: 200, preempt: true, preempt_delay_s: 5, authentication: false,
+    track_haproxy: true, track_interfaces: ['eth0'], witness: '10.0.1.1', garp_refresh_s: 60, garp_repeat: 3,
+    nodes: [{ node: 1, priority: priorities[0], interface: '' }, { node: 2, priority: priorities[1], interface: 'ens3' }],
+  });
+  const event = (id: number, node: string, group: string, old_state: string, new_state: string, priority: number, reason: string) => ({
+    id, node, group, at: since, old_state, new_state, priority, reason, received_at: since,
+  });
+  await stubApi(page, {
+    'GET nodes/': { status: 200, body: list(nodes) },
+    'GET ha-groups/': { status: 200, body: list([group(1, 'front-a', 51, ['10.77.100.10', '10.77.100.11'], [150, 100]), group(2, 'front-b', 52, ['10.77.100.20'], [100, 150])]) },
+    'GET ha-events/': {
+      status: 200,
+      body: list([
+        event(4, 'lb2', 'front-a', 'backup', 'master', 100, 'lb1 sent priority 0 (standby)'),
+        event(3, 'lb1', 'front-a', 'master', 'fault', 0, 'track file standby: 1'),
+        event(2, 'lb1', 'front-b', 'backup', 'fault', 0, 'track file standby: 1'),
+        event(1, 'lb2', 'front-b', 'backup', 'master', 150, 'higher priority (preempt after 5 s)'),
+      ]),
+    },
+    'GET ipvs-sync/': { status: 200, body: { enabled: true, interface: 'eth1', sync_id: 9, port: 8848, ttl: 1, max_packet: 0, group: null, ha_group: 1 } },
+    'GET revisions/': { status: 200, body: list([{ id: 14, number: 14, message: 'runtime: node lb1 standby', author: 'admin', created_at: at, nodes: [], live: false }]) },
+  });
+  await page.goto('/ha');
+  await expect(page.getByRole('list', { name: 'Nodes of front-a' }).getByRole('listitem').first()).toHaveText(/lb1 150 fault standby/);
+  await expect(page.getByRole('table', { name: 'Role changes, newest first' }).getByRole('row')).toHaveCount(5);
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await snap(page, `39-ha-states-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.goto('/nodes');
+  await expect(page.getByText('Newest revision #14: lb2 runs #12.')).toBeVisible();
+  await snap(page, '40-nodes-ha-behind');
 });

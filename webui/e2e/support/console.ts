@@ -43,6 +43,13 @@ export function apiAs(page: Page) {
       const response = await request.post(`/api/v1/${path}`, { data, headers: await csrfHeaders(page) });
       return (await (await expectOk(response, `POST ${path}`)).json()) as T;
     },
+    async get<T>(path: string): Promise<T> {
+      return (await (await expectOk(await request.get(`/api/v1/${path}`), `GET ${path}`)).json()) as T;
+    },
+    async patch<T>(path: string, data: unknown): Promise<T> {
+      const response = await request.patch(`/api/v1/${path}`, { data, headers: await csrfHeaders(page) });
+      return (await (await expectOk(response, `PATCH ${path}`)).json()) as T;
+    },
     async remove(path: string): Promise<void> {
       const response = await request.delete(`/api/v1/${path}`, { headers: await csrfHeaders(page) });
       if (response.status() !== 404) await expectOk(response, `DELETE ${path}`);
@@ -76,6 +83,21 @@ export async function removeLayer7Leftovers(page: Page, names: { service: string
   for (const cert of (await api.list<Named>('certificates/')).filter((c) => c.name === names.certificate)) {
     await api.remove(`certificates/${cert.id}/`);
   }
+}
+
+/**
+ * Removes the HA groups whose names start with `prefix` (first freeing the IPVS sync
+ * settings if they follow one: the API keeps a group they use) and lets `node` take part
+ * again if a previous run left it in standby.
+ */
+export async function removeHaLeftovers(page: Page, prefix: string, node: string): Promise<void> {
+  const api = apiAs(page);
+  const groups = (await api.list<Named>('ha-groups/')).filter((g) => g.name.startsWith(prefix));
+  const sync = await api.get<{ ha_group: number | null }>('ipvs-sync/');
+  if (groups.some((g) => g.id === sync.ha_group)) await api.patch('ipvs-sync/', { ha_group: null });
+  for (const group of groups) await api.remove(`ha-groups/${group.id}/`);
+  const stood = (await api.list<Named & { standby: boolean }>('nodes/')).find((n) => n.name === node && n.standby);
+  if (stood) await api.create(`nodes/${stood.id}/standby/`, { standby: false });
 }
 
 type RevisionNodes = { number: number; nodes: { node: string; state: string; message: string }[] };

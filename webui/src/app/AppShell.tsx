@@ -7,6 +7,7 @@ const NAV = [
   { to: '/certificates', label: 'Certificates' },
   { to: '/revisions', label: 'Apply & history' },
   { to: '/nodes', label: 'Nodes' },
+  { to: '/ha', label: 'High availability' },
 ];
 
 export function AppShell() {

@@ -33,7 +33,7 @@ describe('routes', () => {
     expect(await screen.findByRole('heading', { name: 'Virtual services' })).toBeInTheDocument();
     expect(await screen.findByText('No virtual services yet')).toBeInTheDocument();
     const nav = screen.getByRole('navigation', { name: 'Main' });
-    for (const name of ['Virtual services', 'Pools', 'Certificates', 'Apply & history', 'Nodes']) {
+    for (const name of ['Virtual services', 'Pools', 'Certificates', 'Apply & history', 'Nodes', 'High availability']) {
       expect(nav).toContainElement(screen.getByRole('link', { name }));
     }
   });

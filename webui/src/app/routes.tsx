@@ -1,6 +1,7 @@
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router-dom';
 import { RequireAuth, SignInPage } from '@/features/auth';
 import { CertificatesPage } from '@/features/certificates';
+import { HaPage } from '@/features/ha';
 import { NodesPage } from '@/features/nodes';
 import { NewPoolPage, PoolDetailPage, PoolsPage } from '@/features/pools';
 import { RevisionsPage } from '@/features/revisions';
@@ -29,6 +30,7 @@ export const routes: RouteObject[] = [
       { path: 'certificates', element: <CertificatesPage /> },
       { path: 'revisions', element: <RevisionsPage /> },
       { path: 'nodes', element: <NodesPage /> },
+      { path: 'ha', element: <HaPage /> },
       { path: '*', element: <NotFoundPage /> },
     ],
   },

@@ -15,3 +15,4 @@ export { SelectField, type SelectOption } from './SelectField';
 export { EmptyState, ErrorState, LoadingState } from './States';
 export { TextAreaField } from './TextAreaField';
 export { TextField } from './TextField';
+export { type VrrpState, VrrpStateBadge } from './VrrpStateBadge';

@@ -15,10 +15,11 @@ import { describeSubPath, errorMessage, type ServerFieldError, serverFieldErrors
 export type ServerPathTranslator = (path: string[]) => string[];
 
 // The compiler names the other object a non-field message concerns before a colon
-// ("pools/web/members/s1/port: direct-routing cannot change the port"). Translators see it
-// as `['non_field_errors', 'pools', 'web', 'members', 's1', 'port']` and may move it to the
-// field whose choice caused it; left where it is, the message is shown whole.
-const OBJECT_PATH = /^((?:pools|virtual-services|certificates)\/[^\s:]+): ([\s\S]+)$/;
+// ("pools/web/members/s1/port: direct-routing cannot change the port", "nodes/lb2/address:
+// needed: HA group front has peers"). Translators see it as `['non_field_errors', 'pools',
+// 'web', 'members', 's1', 'port']` and may move it to the field whose choice caused it;
+// left where it is, the message is shown whole.
+const OBJECT_PATH = /^((?:pools|virtual-services|certificates|nodes|ha-groups)\/[^\s:]+): ([\s\S]+)$/;
 
 function withObjectPath(entry: ServerFieldError): ServerFieldError {
   const match = entry.path.length === 1 && entry.path[0] === 'non_field_errors' ? OBJECT_PATH.exec(entry.message) : null;

@@ -840,8 +840,8 @@ export interface components {
              * @description When the node saw the change.
              */
             readonly at: string;
-            readonly old_state: string;
-            readonly new_state: string;
+            readonly old_state: components["schemas"]["VrrpStateEnum"];
+            readonly new_state: components["schemas"]["VrrpStateEnum"];
             readonly priority: number;
             readonly reason: string;
             /** Format: date-time */
@@ -2277,11 +2277,11 @@ export interface components {
             error_pages?: components["schemas"]["ErrorPageRequest"][];
         };
         /**
-         * @description * `master` - master
-         *     * `backup` - backup
-         *     * `fault` - fault
-         *     * `stopped` - stopped
-         *     * `unknown` - unknown
+         * @description * `master` - Master
+         *     * `backup` - Backup
+         *     * `fault` - Fault
+         *     * `stopped` - Stopped
+         *     * `unknown` - Unknown
          * @enum {string}
          */
         VrrpStateEnum: "master" | "backup" | "fault" | "stopped" | "unknown";
@@ -2634,6 +2634,8 @@ export interface operations {
     ha_events_list: {
         parameters: {
             query?: {
+                /** @description only events with a larger id (new since the last fetch) */
+                after?: number;
                 /** @description only this HA group's events */
                 group?: string;
                 /** @description Number of results to return per page. */

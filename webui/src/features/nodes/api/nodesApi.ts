@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { IpvsSync, IpvsSyncRequest, Node, NodeCreated } from '../types';
+import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, NewestRevision, Node, NodeCreated, NodeStandbyResult } from '../types';
 
 export function listNodes(): Promise<Node[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/nodes/', { params: { query: { limit, offset } } })));
@@ -10,8 +10,35 @@ export function createNode(name: string): Promise<NodeCreated> {
   return unwrap(api.POST('/api/v1/nodes/', { body: { name } }));
 }
 
+/** The node's own address on the HA segment (VRRP unicast source, HAProxy peer); null for none. */
+export function updateNodeAddress(id: number, address: string | null): Promise<Node> {
+  return unwrap(api.PATCH('/api/v1/nodes/{id}/', { params: { path: { id } }, body: { address } }));
+}
+
+/**
+ * Hands the node's master roles to its peers now (`true`), or lets it take part again, as
+ * the next revision (pending edits stay pending). Refused (409, `{detail, problems}`) while
+ * the node is not in the applied configuration yet.
+ */
+export function setNodeStandby(id: number, standby: boolean): Promise<NodeStandbyResult> {
+  return unwrap(api.POST('/api/v1/nodes/{id}/standby/', { params: { path: { id } }, body: { standby } }));
+}
+
 export async function deleteNode(id: number): Promise<void> {
   await unwrap(api.DELETE('/api/v1/nodes/{id}/', { params: { path: { id } } }));
+}
+
+/** The newest revision (what every node should run), or null before the first apply. */
+export async function getNewestRevision(): Promise<NewestRevision | null> {
+  const page = await unwrap(api.GET('/api/v1/revisions/', { params: { query: { limit: 1, offset: 0 } } }));
+  const newest = page.results[0];
+  return newest ? { number: newest.number, live: newest.live } : null;
+}
+
+/** The HA groups the connection sync can follow (names and ids only). */
+export async function listHaGroupChoices(): Promise<HaGroupChoice[]> {
+  const groups = await listAll((limit, offset) => unwrap(api.GET('/api/v1/ha-groups/', { params: { query: { limit, offset } } })));
+  return groups.map(({ id, name }) => ({ id, name }));
 }
 
 /** The IPVS connection sync settings (one object for the cluster). */

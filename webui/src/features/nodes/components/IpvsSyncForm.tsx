@@ -1,13 +1,17 @@
-import { Alert, Button, CheckboxField, FormActions, TextField } from '@/components';
+import { Alert, Button, CheckboxField, FormActions, SelectField, TextField } from '@/components';
 import { useServerForm } from '@/lib/forms';
-import { IPVS_SYNC_FORM_FIELDS, type IpvsSyncFormValues, ipvsSyncFormSchema } from '../types';
+import { type HaGroupChoice, IPVS_SYNC_FORM_FIELDS, type IpvsSyncFormValues, ipvsSyncFormSchema } from '../types';
 
-type IpvsSyncFormProps = { defaultValues: IpvsSyncFormValues; onSubmit: (values: IpvsSyncFormValues) => Promise<unknown> };
+type IpvsSyncFormProps = {
+  defaultValues: IpvsSyncFormValues;
+  haGroups: readonly HaGroupChoice[];
+  onSubmit: (values: IpvsSyncFormValues) => Promise<unknown>;
+};
 
 const number = { valueAsNumber: true } as const;
 
 /** The kernel's connection sync daemon settings, the same on every node. */
-export function IpvsSyncForm({ defaultValues, onSubmit }: IpvsSyncFormProps) {
+export function IpvsSyncForm({ defaultValues, haGroups, onSubmit }: IpvsSyncFormProps) {
   const { register, formState, problem, submit } = useServerForm<IpvsSyncFormValues>({
     schema: ipvsSyncFormSchema,
     defaultValues,
@@ -31,6 +35,14 @@ export function IpvsSyncForm({ defaultValues, onSubmit }: IpvsSyncFormProps) {
         <TextField label="UDP port" type="number" min={1} max={65535} className="field-narrow" error={errors.port?.message} {...register('port', number)} />
         <TextField label="TTL" type="number" min={1} max={255} className="field-narrow" hint="Hops the messages may cross." error={errors.ttl?.message} {...register('ttl', number)} />
       </div>
+      <SelectField
+        label="HA group"
+        placeholder="None: every node sends and receives"
+        options={haGroups.map((group) => ({ value: String(group.id), label: group.name }))}
+        hint="The group's master sends its connection table, its backups receive it: the node that takes the VIPs over has the connections."
+        error={errors.ha_group?.message}
+        {...register('ha_group')}
+      />
       <div className="form-row">
         <TextField label="Multicast group" placeholder="224.0.0.81" hint="Empty for 224.0.0.81." error={errors.group?.message} {...register('group')} />
         <TextField

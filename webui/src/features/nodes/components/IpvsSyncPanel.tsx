@@ -1,12 +1,14 @@
 import { useState } from 'react';
 import { Alert, ErrorState, LoadingState, Panel } from '@/components';
-import { useIpvsSync, useSaveIpvsSync } from '../hooks/useNodes';
+import { useHaGroupChoices, useIpvsSync, useSaveIpvsSync } from '../hooks/useNodes';
 import { type IpvsSyncFormValues, toIpvsSyncForm, toIpvsSyncRequest } from '../types';
 import { IpvsSyncForm } from './IpvsSyncForm';
 
 /** IPVS connection synchronisation between the balancers, applied with the next revision. */
 export function IpvsSyncPanel() {
   const sync = useIpvsSync();
+  const haGroups = useHaGroupChoices();
+  const failed = sync.isError ? sync : haGroups.isError ? haGroups : null;
   const save = useSaveIpvsSync();
   const [saved, setSaved] = useState(false);
   const onSubmit = async (values: IpvsSyncFormValues) => {
@@ -20,10 +22,10 @@ export function IpvsSyncPanel() {
         For layer-4 (IPVS) services: each balancer sends its connection table to the others, so a backup that takes over keeps the clients'
         connections. Takes effect on the nodes when you apply.
       </p>
-      {sync.isPending ? <LoadingState /> : null}
-      {sync.isError ? <ErrorState error={sync.error} onRetry={() => void sync.refetch()} /> : null}
+      {sync.isPending || haGroups.isPending ? <LoadingState /> : null}
+      {failed ? <ErrorState error={failed.error} onRetry={() => void failed.refetch()} /> : null}
       {saved ? <Alert tone="success">Sync settings saved; apply to put them on the nodes.</Alert> : null}
-      {sync.data ? <IpvsSyncForm defaultValues={toIpvsSyncForm(sync.data)} onSubmit={onSubmit} /> : null}
+      {sync.data && haGroups.data ? <IpvsSyncForm defaultValues={toIpvsSyncForm(sync.data)} haGroups={haGroups.data} onSubmit={onSubmit} /> : null}
     </Panel>
   );
 }

@@ -1,6 +1,6 @@
-import { Badge } from '@/components';
+import { Badge, VrrpStateBadge } from '@/components';
 import { formatDateTime } from '@/lib/format';
-import { type Node, nodeNetworks, nodeSchedulers, schedulerDiffers } from '../types';
+import { configSync, type NewestRevision, type Node, nodeNetworks, nodeSchedulers, nodeVrrp, schedulerDiffers } from '../types';
 
 /** The node's networks, as its agent last reported them. */
 export function NodeNetworks({ node }: { node: Node }) {
@@ -43,5 +43,41 @@ export function NodeSchedulers({ node }: { node: Node }) {
         );
       })}
     </ul>
+  );
+}
+
+/** The node's state in each HA group it is in, with its priority, as its agent last reported it. */
+export function NodeVrrp({ node }: { node: Node }) {
+  const groups = nodeVrrp(node);
+  if (groups.length === 0) return <span className="muted">{node.status_at ? 'in no HA group' : 'not reported'}</span>;
+  return (
+    <ul className="cell-list ha-nodes" aria-label={`VRRP states of ${node.name}`}>
+      {groups.map((status) => (
+        <li key={status.group}>
+          <span className="nowrap">
+            <span className="node-name">{status.group}</span> <VrrpStateBadge state={status.state} /> <span className="muted">{status.priority}</span>
+          </span>
+          {status.since ? <div className="cell-note">since {formatDateTime(status.since)}</div> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The revision the node runs against the newest one: configuration sync at a glance. */
+export function NodeRevision({ node, newest }: { node: Node; newest: NewestRevision | null | undefined }) {
+  const runs = node.applied_revision ? <span className="mono">#{node.applied_revision}</span> : <span className="muted">none</span>;
+  const sync = configSync(node, newest);
+  return (
+    <>
+      {runs}{' '}
+      {sync === 'current' ? <Badge tone="success">newest</Badge> : null}
+      {sync === 'behind' && newest ? (
+        <>
+          <Badge tone="warning">behind</Badge>
+          <div className="cell-note">newest #{newest.number}</div>
+        </>
+      ) : null}
+    </>
   );
 }

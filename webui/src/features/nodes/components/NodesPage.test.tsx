@@ -4,14 +4,28 @@ import { apiCalls, mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
 import { NodesPage } from './NodesPage';
 
-const SYNC = { enabled: false, interface: 'eth0', sync_id: 0, port: 8848, ttl: 1, max_packet: 0, group: null };
+const SYNC = { enabled: false, interface: 'eth0', sync_id: 0, port: 8848, ttl: 1, max_packet: 0, group: null, ha_group: null };
+const at = '2026-11-22T10:00:00Z';
 
 function mockSync(body: unknown = SYNC) {
   mockApi('GET', '/api/v1/ipvs-sync/', { status: 200, body });
+  mockApi('GET', '/api/v1/ha-groups/', { status: 200, body: page([{ id: 7, name: 'front' }, { id: 8, name: 'back' }]) });
+}
+
+function mockNewest(number: number | null, live = true) {
+  const results = number === null ? [] : [{ id: number, number, message: '', author: 'admin', created_at: at, nodes: [], live }];
+  mockApi('GET', '/api/v1/revisions/', { status: 200, body: page(results) });
+}
+
+function haNode(id: number, name: string, applied: number | null, more: object = {}) {
+  return { id, name, address: null, standby: false, last_seen: at, applied_revision: applied, status_at: at, networks: [], ipvs_status: [], vrrp: [], ...more };
 }
 
 describe('NodesPage', () => {
-  beforeEach(() => mockSync());
+  beforeEach(() => {
+    mockSync();
+    mockNewest(null);
+  });
 
   it('says so when there are no nodes', async () => {
     mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
@@ -106,8 +120,82 @@ describe('NodesPage', () => {
     await user.click(within(form).getByRole('button', { name: 'Save sync settings' }));
     expect(await screen.findByText('Sync settings saved; apply to put them on the nodes.')).toBeInTheDocument();
     expect(apiCalls.filter((call) => call.method === 'PUT').at(-1)?.body).toEqual({
-      enabled: true, interface: 'eth1', sync_id: 7, port: 8848, ttl: 1, max_packet: 0, group: '239.1.1.1',
+      enabled: true, interface: 'eth1', sync_id: 7, port: 8848, ttl: 1, max_packet: 0, group: '239.1.1.1', ha_group: null,
     });
     expect(apiCalls.filter((call) => call.method === 'PUT')[0]?.body).toEqual(expect.objectContaining({ interface: 'eth9', group: null }));
+  });
+
+  it('has the connection sync follow an HA group', async () => {
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    mockSync({ ...SYNC, enabled: true, ha_group: 8 });
+    mockApi('PUT', '/api/v1/ipvs-sync/', { status: 200, body: { ...SYNC, enabled: true, ha_group: 7 } });
+    const { user } = renderWithProviders(<NodesPage />);
+    const form = await screen.findByRole('form', { name: 'IPVS connection sync' });
+    const group = within(form).getByRole('combobox', { name: 'HA group' });
+    expect(group).toHaveValue('8');
+    expect(within(group).getAllByRole('option').map((o) => o.textContent)).toEqual(['None: every node sends and receives', 'front', 'back']);
+    await user.selectOptions(group, 'front');
+    await user.click(within(form).getByRole('button', { name: 'Save sync settings' }));
+    expect(await screen.findByText('Sync settings saved; apply to put them on the nodes.')).toBeInTheDocument();
+    expect(apiCalls.find((call) => call.method === 'PUT')?.body).toEqual(expect.objectContaining({ enabled: true, ha_group: 7 }));
+  });
+
+  it("shows which revision each node runs against the newest, and each node's VRRP states", async () => {
+    mockNewest(14, false);
+    const vrrp = [
+      { group: 'front', state: 'master', priority: 150, since: at },
+      { group: 'back', state: 'backup', priority: 100, since: null },
+    ];
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([haNode(1, 'lb1', 14, { vrrp }), haNode(2, 'lb2', 12, { standby: true })]) });
+    renderWithProviders(<NodesPage />);
+
+    expect(await screen.findByText('Newest revision #14: lb2 runs #12.')).toBeInTheDocument();
+    const lb1 = screen.getByRole('row', { name: /^lb1/ });
+    const lb2 = screen.getByRole('row', { name: /^lb2/ });
+    expect(lb1).toHaveTextContent('#14 newest');
+    expect(lb2).toHaveTextContent('#12 behindnewest #14');
+    expect(lb2).toHaveTextContent('standby master roles handed over');
+    const [back, front] = within(screen.getByRole('list', { name: 'VRRP states of lb1' })).getAllByRole('listitem');
+    expect(back).toHaveTextContent('back backup 100');
+    expect(front).toHaveTextContent('front master 150since');
+    expect(lb2).toHaveTextContent('in no HA group');
+  });
+
+  it("saves a node's HA address and shows the server's refusal next to it", async () => {
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([haNode(1, 'lb1', null)]) });
+    const { user } = renderWithProviders(<NodesPage />);
+    const address = await screen.findByRole('textbox', { name: 'HA address of lb1' });
+    await user.type(address, '10.0.1');
+    await user.click(screen.getByRole('button', { name: 'Save HA address of lb1' }));
+    expect(address).toHaveAccessibleDescription('An IPv4 or IPv6 address, or empty for none.');
+
+    mockApi('PATCH', '/api/v1/nodes/1/', { status: 400, body: { address: ["HA group v6's VIPs are another IP family than this address"] } });
+    await user.type(address, '.3');
+    await user.click(screen.getByRole('button', { name: 'Save HA address of lb1' }));
+    expect(await screen.findByText("HA group v6's VIPs are another IP family than this address")).toBeInTheDocument();
+    expect(address).toHaveAttribute('aria-invalid', 'true');
+
+    mockApi('PATCH', '/api/v1/nodes/1/', { status: 200, body: haNode(1, 'lb1', null, { address: '10.0.1.3' }) });
+    await user.click(screen.getByRole('button', { name: 'Save HA address of lb1' }));
+    expect(await screen.findByText('Saved; apply to use it.')).toBeInTheDocument();
+    expect(apiCalls.filter((call) => call.method === 'PATCH').map((call) => call.body)).toEqual([{ address: '10.0.1.3' }, { address: '10.0.1.3' }]);
+  });
+
+  it('hands a node\'s master roles over after a confirmation and shows the revision, or the refusal', async () => {
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([haNode(1, 'lb1', 14)]) });
+    mockApi('POST', '/api/v1/nodes/1/standby/', { status: 409, body: { detail: 'Not changed.', problems: [{ path: 'nodes/lb1', message: 'not in the live configuration yet; apply first' }] } });
+    const { user } = renderWithProviders(<NodesPage />);
+    await user.click(await screen.findByRole('button', { name: 'Hand over master roles of lb1' }));
+    expect(apiCalls.some((call) => call.method === 'POST')).toBe(false);
+    await user.click(screen.getByRole('button', { name: 'Yes, hand over: node lb1' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('Not changed: not in the live configuration yet; apply first.');
+
+    mockApi('POST', '/api/v1/nodes/1/standby/', { status: 200, body: { node: haNode(1, 'lb1', 14, { standby: true }), revision: 15 } });
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([haNode(1, 'lb1', 14, { standby: true })]) });
+    await user.click(screen.getByRole('button', { name: 'Hand over master roles of lb1' }));
+    await user.click(screen.getByRole('button', { name: 'Yes, hand over: node lb1' }));
+    expect(await screen.findByText('lb1 hands over its master roles: revision 15.')).toBeInTheDocument();
+    expect(apiCalls.filter((call) => call.method === 'POST').map((call) => call.body)).toEqual([{ standby: true }, { standby: true }]);
+    expect(await screen.findByRole('button', { name: 'Take part again: lb1' })).toBeInTheDocument();
   });
 });

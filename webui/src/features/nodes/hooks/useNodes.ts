@@ -1,15 +1,54 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { queryKeys } from '@/lib/queryKeys';
-import { createNode, deleteNode, getIpvsSync, listNodes, saveIpvsSync } from '../api/nodesApi';
+import {
+  createNode,
+  deleteNode,
+  getIpvsSync,
+  getNewestRevision,
+  listHaGroupChoices,
+  listNodes,
+  saveIpvsSync,
+  setNodeStandby,
+  updateNodeAddress,
+} from '../api/nodesApi';
+
+const REFRESH_MS = 10_000;
 
 /** Nodes, refreshed now and then so "last seen" and their status reports stay current. */
 export function useNodes() {
-  return useQuery({ queryKey: queryKeys.nodes, queryFn: listNodes, refetchInterval: 10_000 });
+  return useQuery({ queryKey: queryKeys.nodes, queryFn: listNodes, refetchInterval: REFRESH_MS });
+}
+
+/** The newest revision, refreshed with the nodes, to tell which nodes are behind. */
+export function useNewestRevision() {
+  return useQuery({ queryKey: [...queryKeys.revisions, 'newest'], queryFn: getNewestRevision, refetchInterval: REFRESH_MS });
 }
 
 export function useCreateNode() {
   const queryClient = useQueryClient();
   return useMutation({ mutationFn: createNode, onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.nodes }) });
+}
+
+/** A node's address is part of every HA group it is in: the HA page refreshes too (under the nodes' key). */
+export function useSaveNodeAddress(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (address: string | null) => updateNodeAddress(id, address),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.nodes }),
+  });
+}
+
+/** Standby is published as a revision: the nodes, the newest revision and the history change. */
+export function useNodeStandby() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, standby }: { id: number; standby: boolean }) => setNodeStandby(id, standby),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: queryKeys.nodes }),
+        queryClient.invalidateQueries({ queryKey: queryKeys.revisions }),
+      ]),
+  });
 }
 
 export function useDeleteNode() {
@@ -19,6 +58,11 @@ export function useDeleteNode() {
 
 export function useIpvsSync() {
   return useQuery({ queryKey: queryKeys.ipvsSync, queryFn: getIpvsSync });
+}
+
+/** Under the HA groups' key, so a group made or renamed on the HA page is offered here. */
+export function useHaGroupChoices() {
+  return useQuery({ queryKey: [...queryKeys.haGroups, 'choices'], queryFn: listHaGroupChoices });
 }
 
 export function useSaveIpvsSync() {

@@ -8,10 +8,46 @@ export type NodeCreated = Schemas['NodeCreate'];
 export type IpvsStatus = Schemas['IpvsStatusRequest'];
 export type IpvsSync = Schemas['IpvsSync'];
 export type IpvsSyncRequest = Schemas['IpvsSyncRequest'];
+export type NodeStandbyResult = Schemas['NodeStandbyResult'];
+export type VrrpStatus = Schemas['VrrpStatus'];
+/** What the Nodes page needs of the newest revision: its number and whether every node runs it. */
+export type NewestRevision = Pick<Schemas['Revision'], 'number' | 'live'>;
+/** An HA group as the IPVS sync settings offer it. */
+export type HaGroupChoice = Pick<Schemas['HaGroup'], 'id' | 'name'>;
 
 export const nodeFormSchema = z.object({ name: objectName });
 export type NodeFormValues = z.infer<typeof nodeFormSchema>;
 export const NODE_FORM_FIELDS = ['name'] as const;
+
+// --- HA address, VRRP states, configuration sync ---
+
+export const nodeAddressFormSchema = z.object({
+  address: z
+    .string()
+    .trim()
+    .refine((value) => value === '' || z.ipv4().safeParse(value).success || z.ipv6().safeParse(value).success, 'An IPv4 or IPv6 address, or empty for none.'),
+});
+export type NodeAddressFormValues = z.infer<typeof nodeAddressFormSchema>;
+export const NODE_ADDRESS_FORM_FIELDS = ['address'] as const;
+
+/** The node's VRRP state per HA group, by group name. */
+export function nodeVrrp(node: Pick<Node, 'vrrp'>): VrrpStatus[] {
+  return [...(node.vrrp ?? [])].sort((a, b) => a.group.localeCompare(b.group));
+}
+
+/** Whether the node runs the newest revision: 'current', 'behind' (or never applied), or 'unknown' before any apply. */
+export function configSync(node: Pick<Node, 'applied_revision'>, newest: NewestRevision | null | undefined): 'current' | 'behind' | 'unknown' {
+  if (!newest) return 'unknown';
+  return node.applied_revision === newest.number ? 'current' : 'behind';
+}
+
+/** "Newest revision 14 runs on every node." / "... lb2 runs 12, lb3 none." */
+export function describeConfigSync(nodes: readonly Pick<Node, 'name' | 'applied_revision'>[], newest: NewestRevision): string {
+  const behind = nodes.filter((node) => configSync(node, newest) === 'behind');
+  if (behind.length === 0) return `Newest revision #${newest.number} runs on every node.`;
+  const runs = behind.map((node) => `${node.name} runs ${node.applied_revision ? `#${node.applied_revision}` : 'none'}`);
+  return `Newest revision #${newest.number}: ${runs.join(', ')}.`;
+}
 
 // The schema types a node's reported networks and IPVS status as free JSON (`unknown`):
 // read them defensively, with the shape the agent posts them in.
@@ -53,9 +89,11 @@ export const ipvsSyncFormSchema = z.object({
     .string()
     .trim()
     .refine((group) => group === '' || isMulticast(group), 'A multicast address such as 224.0.0.81, or empty for it.'),
+  /** An HA group's id, '' for none. */
+  ha_group: z.string(),
 });
 export type IpvsSyncFormValues = z.infer<typeof ipvsSyncFormSchema>;
-export const IPVS_SYNC_FORM_FIELDS = ['enabled', 'interface', 'sync_id', 'port', 'ttl', 'max_packet', 'group'] as const;
+export const IPVS_SYNC_FORM_FIELDS = ['enabled', 'interface', 'sync_id', 'port', 'ttl', 'max_packet', 'group', 'ha_group'] as const;
 
 export function toIpvsSyncForm(sync: IpvsSync): IpvsSyncFormValues {
   return {
@@ -66,10 +104,14 @@ export function toIpvsSyncForm(sync: IpvsSync): IpvsSyncFormValues {
     ttl: sync.ttl ?? 1,
     max_packet: sync.max_packet ?? 0,
     group: sync.group ?? '',
+    ha_group: sync.ha_group == null ? '' : String(sync.ha_group),
   };
 }
 
-/** The settings for a PUT; no group is sent as null (the API stores no address, meaning 224.0.0.81). */
+/**
+ * The settings for a PUT; no group is sent as null (the API stores no address, meaning
+ * 224.0.0.81), and no HA group as null (both daemons on every node).
+ */
 export function toIpvsSyncRequest(values: IpvsSyncFormValues): IpvsSyncRequest {
-  return { ...values, group: values.group || null };
+  return { ...values, group: values.group || null, ha_group: values.ha_group ? Number(values.ha_group) : null };
 }

@@ -3,7 +3,13 @@ import { Alert } from '@/components';
 import type { PublishError } from '../types';
 
 // The first segment of a problem's path names the kind of object; link to its list.
-const SECTIONS: Record<string, string> = { 'virtual-services': '/services', pools: '/pools', nodes: '/nodes' };
+const SECTIONS: Record<string, string> = {
+  'virtual-services': '/services',
+  pools: '/pools',
+  nodes: '/nodes',
+  'ha-groups': '/ha',
+  'ipvs-sync': '/nodes',
+};
 
 function sectionLink(path: string): string | undefined {
   return SECTIONS[path.split('/')[0] ?? ''];

@@ -1,9 +1,17 @@
 import { useState } from 'react';
-import { Button, EmptyState, ErrorState, LoadingState, Panel } from '@/components';
+import { Badge, Button, EmptyState, ErrorState, LoadingState, Panel } from '@/components';
 import { formatDateTime } from '@/lib/format';
 import { HISTORY_PAGE_SIZE, useRevisionHistory } from '../hooks/useRevisions';
-import type { Revision } from '../types';
+import { isSettling, type Revision } from '../types';
 import { NodeStateBadge } from './NodeResults';
+
+/** Whether every node has applied the revision (it is "live"), is still applying it, or not all did. */
+function LiveBadge({ revision }: { revision: Revision }) {
+  if (revision.live) return <Badge tone="success">on every node</Badge>;
+  if (revision.nodes.length === 0) return <span className="muted">no nodes</span>;
+  if (isSettling(revision)) return <Badge tone="info">rolling out</Badge>;
+  return <Badge tone="warning">not on every node</Badge>;
+}
 
 function NodeSummary({ revision }: { revision: Revision }) {
   if (revision.nodes.length === 0) return <span className="muted">no nodes</span>;
@@ -43,6 +51,7 @@ export function RevisionHistory() {
                   <th scope="col">Message</th>
                   <th scope="col">Author</th>
                   <th scope="col">Created</th>
+                  <th scope="col">Live</th>
                   <th scope="col">Nodes</th>
                 </tr>
               </thead>
@@ -53,6 +62,9 @@ export function RevisionHistory() {
                     <td>{revision.message || <span className="muted">—</span>}</td>
                     <td>{revision.author}</td>
                     <td className="nowrap">{formatDateTime(revision.created_at)}</td>
+                    <td className="nowrap">
+                      <LiveBadge revision={revision} />
+                    </td>
                     <td>
                       <NodeSummary revision={revision} />
                     </td>

@@ -1,0 +1,1 @@
+export { HaPage } from './components/HaPage';
