@@ -7,7 +7,7 @@ so a configuration HAProxy would reject never reaches an agent.
 import copy
 from contextlib import contextmanager
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Max
 
 from certificates.models import Certificate
@@ -106,13 +106,28 @@ def publish_member_runtime(member, changes, author):
         return revision
 
 
-def publish_node_standby(node, standby, author):
+def publish_node_standby(node, standby, author, attempts=3):
     """Ask ``node`` to give up (or take back) its master roles now, as the next revision.
 
     Like a runtime member change, the revision is the last published snapshot with only
     this node's ``standby`` changed, so pending edits stay pending. The node's agent puts
     its VRRP instances in FAULT: the VIPs go to the peers at once, whatever preempt says.
+    The node's own agent writes its row often (status reports), which a repeatable-read
+    publish can collide with: such a collision is retried from the start.
     """
+    for attempt in range(attempts):
+        try:
+            return _publish_node_standby(node, standby, author)
+        except OperationalError as err:
+            if getattr(err.__cause__, "sqlstate", None) != _SERIALIZATION_FAILURE or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+_SERIALIZATION_FAILURE = "40001"
+
+
+def _publish_node_standby(node, standby, author):
     with _publishing():
         last = Revision.objects.order_by("-number").first()
         entries = (last.snapshot if last else {}).get("nodes", [])

@@ -243,3 +243,31 @@ class HaRevisionTest(APITestCase):
         warnings = {s["name"]: s["warnings"] for s in self.client.get("/api/v1/virtual-services/").data["results"]}
         self.assertEqual(warnings["www"], [])
         self.assertIn("VIP 10.0.0.99 is in no HA group", warnings["stuck"][0])
+
+
+class StandbyRetryTest(APITestCase):
+    """A standby publish that collides with the node's own status report is retried."""
+
+    def test_a_serialization_failure_is_retried_once_then_succeeds(self):
+        from unittest import mock
+
+        import psycopg
+        from django.db import OperationalError
+
+        from revisions import publish
+
+        node, _ = _node("lb1", "10.0.1.3")
+        calls = []
+
+        def collide_once(*args):
+            calls.append(args)
+            if len(calls) == 1:
+                try:
+                    raise psycopg.errors.SerializationFailure("could not serialize access due to concurrent update")
+                except psycopg.errors.SerializationFailure as cause:
+                    raise OperationalError(str(cause)) from cause
+            return "revision"
+
+        with mock.patch.object(publish, "_publish_node_standby", side_effect=collide_once):
+            self.assertEqual(publish.publish_node_standby(node, True, None), "revision")
+        self.assertEqual(len(calls), 2)

@@ -158,3 +158,10 @@ def test_the_api_check_tolerates_only_interfaces_missing_on_the_api_host():
     broken["keepalived.conf"] = files["keepalived.conf"].replace(b"garp_master_delay 1", b"garp_master_dalay 1")
     result = check_keepalived(broken)
     assert not result.ok and "garp_master_dalay" in result.output
+
+
+def test_a_new_revision_alone_does_not_change_keepalived_files():
+    """The agent reloads keepalived when its files differ; a reload restarts the backup's
+    master-down timer, so an unrelated revision must leave them byte for byte."""
+    later = _snap(lambda d: d.update(revision=d["revision"] + 1))
+    assert render_keepalived(later, "lb1") == render_keepalived(_snap(), "lb1")
