@@ -30,6 +30,7 @@ import (
 
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/clock"
 )
 
 // Polling intervals.
@@ -108,7 +109,7 @@ type Watcher struct {
 // keepalived: the directory (0700), the FIFO, the standby track file from
 // ha.json, the haproxy track file from HAProxy's state. The keepalived
 // Manager runs it before every start and reload (its BeforeLoad).
-func (w *Watcher) Prepare(context.Context) error {
+func (w *Watcher) Prepare(ctx context.Context) error {
 	text, h, err := w.readConf()
 	if err != nil {
 		return err
@@ -123,8 +124,12 @@ func (w *Watcher) Prepare(context.Context) error {
 	if err := ensureFIFO(h.FIFO); err != nil {
 		return err
 	}
+	handover := h.Standby && !trackFault(h.TrackFiles.Standby) && w.Keepalived.PID() != 0
 	if err := writeTrackFile(h.TrackFiles.Standby, h.Standby); err != nil {
 		return err
+	}
+	if handover {
+		w.awaitFault(ctx, h)
 	}
 	if h.TrackFiles.HAProxy == "" {
 		return nil
@@ -137,6 +142,35 @@ func (w *Watcher) Prepare(context.Context) error {
 	}
 	w.haproxyFile, w.haproxyDown = h.TrackFiles.HAProxy, down
 	return nil
+}
+
+// awaitFault waits, after an operator's standby was written, until every
+// group of h is in FAULT (or about three adverts of the slowest group have
+// passed). The running keepalived then gives the VIPs up the fast way,
+// sending priority 0 so the peers take over at once; a reload that came
+// first would start the instances in FAULT without a word, and the peers
+// would wait out their master-down timers.
+func (w *Watcher) awaitFault(ctx context.Context, h *bundle.HA) {
+	slowest := 0
+	for _, g := range h.Groups {
+		slowest = max(slowest, g.AdvertMS)
+	}
+	deadline := time.Now().Add(time.Duration(3*slowest)*time.Millisecond + time.Second)
+	for time.Now().Before(deadline) {
+		faults := 0
+		for _, s := range w.Statuses() {
+			if slices.ContainsFunc(h.Groups, func(g bundle.HAGroup) bool { return g.Name == s.Group }) && s.State == string(Fault) {
+				faults++
+			}
+		}
+		if faults == len(h.Groups) {
+			return
+		}
+		if clock.Sleep(ctx, 20*time.Millisecond) != nil {
+			return
+		}
+	}
+	w.logger().Warn("ha: standby written, but not every group reported FAULT before the reload")
 }
 
 // Run follows HAProxy, keepalived and the FIFO until ctx ends.
