@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
-        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc clean
+        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -74,6 +74,9 @@ bench-l4: deps-test ## layer 4 in the QEMU guest: IPVS NAT and DR vs HAProxy vs 
 
 bench-dllc: deps-test build ## seed 002: RR/WRR/LC/WLC/DLLC through HAProxy to two servers of unequal capacity (~20 min)
 	@$(PY) -m tests.bench.dllcbench
+
+bench-failover: deps-test build ## HA: failover gap by VRRP advert interval (1 s, 0.2 s, 0.1 s), real API + agents in netns (~15 min)
+	@$(PY) -m tests.bench.failover
 
 clean: ## remove build outputs and local state (stops the private PostgreSQL)
 	-@$(PY) -m tests.harness.pg stop 2>/dev/null

@@ -30,6 +30,7 @@ if [ "$with_test" = 1 ]; then
     chromium:chromium
     wrk:wrk
     httperf:httperf  # the DLLC benchmark (seed 002), as the study measured
+    nft:nftables  # the HA tests cut VRRP between two balancers (tests/harness/halab.py)
     gcc:gcc  # the host test of ip_vs_dllc's selection maths (unit tier)
     qemu-system-x86_64:qemu-system-x86
     qemu-img:qemu-utils

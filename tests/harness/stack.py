@@ -116,15 +116,15 @@ class Stack:
         }
         self.manage("migrate", "--no-input", "-v", "0")
         self.admin_password = self._ensure_admin()
-        self.manage("fulcrum_node", self.node, "--token-file", str(self.workdir / "node.token"))
+        self._register_nodes()
         self._start_api()
         token = self.manage("drf_create_token", "admin", capture=True).stdout.split()[2]
         self.api = ApiClient(self.url, token)
-        self._start_agent()
+        self._start_agents()
 
     def stop(self):
-        """Stop agent, HAProxy and API; drop the stack's database unless it was given."""
-        for name in ("agent", "api"):
+        """Stop agents, HAProxy and API; drop the stack's database unless it was given."""
+        for name in [*(n for n in self._procs if n != "api"), "api"]:
             proc = self._procs.pop(name, None)
             if proc and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -133,7 +133,7 @@ class Stack:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-        self._stop_haproxy()
+        self._stop_daemons()
         if self._own_database and self.env is not None:
             pg.drop_database(self.database)
         if self._own_workdir:
@@ -197,9 +197,15 @@ class Stack:
         self._spawn("api", argv, cwd=API_DIR)
         self._wait(lambda: requests.get(f"{self.url}/api/v1/auth/me/", timeout=2).status_code == 401, "API")
 
+    def _register_nodes(self):
+        self.manage("fulcrum_node", self.node, "--token-file", str(self.workdir / "node.token"))
+
     @property
     def state_dir(self):
         return self.workdir / "agent"
+
+    def _start_agents(self):
+        self._start_agent()
 
     def _start_agent(self):
         if not AGENT_BIN.exists():
@@ -220,6 +226,9 @@ class Stack:
             "20s",
         ]
         self._spawn("agent", argv)
+
+    def _stop_daemons(self):
+        self._stop_haproxy()
 
     def _stop_haproxy(self):
         pidfile = self.state_dir / "run" / "haproxy.pid"
