@@ -44,7 +44,7 @@ from tests.bench.dllcplan import DEFAULT_ROWS, ROWS, SERVER_PORT, SERVERS, serve
 from tests.bench.dllcserver import UNIT_ITERATIONS
 from tests.bench.httperf import FD_LIMIT, HttperfOutputError, httperf_argv, parse_httperf
 from tests.bench.loads import BenchError
-from tests.bench.webbench import Setting, tool_version, word_list
+from tests.bench.webbench import Setting, read_settings, settings_parser, tool_version, word_list
 from tests.harness.lab import Lab, LabError, namespace_pids
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -95,22 +95,9 @@ SETTINGS = {
 
 def parse_args(argv: list[str] | None, environ: dict[str, str] | None = None) -> argparse.Namespace:
     environ = dict(os.environ) if environ is None else environ
-    parser = argparse.ArgumentParser(prog="python -m tests.bench.dllcbench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke test ($FULCRUM_BENCH_DLLC_QUICK=1)")
-    for name, setting in SETTINGS.items():
-        flag = "--" + name.replace("_", "-")
-        parser.add_argument(flag, default=None, help=f"{setting.help} (${setting.variable}; default {setting.full})")
-    parser.add_argument("--prefix", default=None, help="lab namespace prefix (default: random)")
-    args = parser.parse_args(argv)
-    args.quick = args.quick or environ.get("FULCRUM_BENCH_DLLC_QUICK", "0") not in ("", "0")
-    try:
-        for name, setting in SETTINGS.items():
-            text = (
-                getattr(args, name) or environ.get(setting.variable) or (setting.quick if args.quick else setting.full)
-            )
-            setattr(args, name, setting.parse(text) if text else None)
-    except ValueError as err:
-        parser.error(f"bad setting: {err}")
+    prog, description = "python -m tests.bench.dllcbench", __doc__.split("\n")[0]
+    parser = settings_parser(prog, description, SETTINGS, "FULCRUM_BENCH_DLLC_QUICK")
+    args = read_settings(parser, argv, SETTINGS, "FULCRUM_BENCH_DLLC_QUICK", environ)
     if args.output is None:
         stamp = datetime.date.today().isoformat()
         args.output = (QUICK_DIR if args.quick else RESULTS_DIR) / f"dllc-{stamp}"

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from tests.bench import failoverreport
-from tests.bench.webbench import Setting, tool_version, word_list
+from tests.bench.webbench import Setting, read_settings, settings_parser, tool_version, word_list
 from tests.harness.halab import HaLab, LabError
 from tests.harness.hastack import HaStack
 from tests.harness.requestloop import RequestLoop, longest_gap
@@ -62,22 +62,9 @@ SETTINGS = {
 
 def parse_args(argv: list[str] | None, environ: dict[str, str] | None = None) -> argparse.Namespace:
     environ = dict(os.environ) if environ is None else environ
-    parser = argparse.ArgumentParser(prog="python -m tests.bench.failover", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke test ($FULCRUM_BENCH_FAILOVER_QUICK=1)")
-    for name, setting in SETTINGS.items():
-        flag = "--" + name.replace("_", "-")
-        parser.add_argument(flag, default=None, help=f"{setting.help} (${setting.variable}; default {setting.full})")
-    parser.add_argument("--prefix", default=None, help="lab namespace prefix (default: random)")
-    args = parser.parse_args(argv)
-    args.quick = args.quick or environ.get("FULCRUM_BENCH_FAILOVER_QUICK", "0") not in ("", "0")
-    try:
-        for name, setting in SETTINGS.items():
-            text = (
-                getattr(args, name) or environ.get(setting.variable) or (setting.quick if args.quick else setting.full)
-            )
-            setattr(args, name, setting.parse(text) if text else None)
-    except ValueError as err:
-        parser.error(f"bad setting: {err}")
+    prog, description = "python -m tests.bench.failover", __doc__.split("\n")[0]
+    parser = settings_parser(prog, description, SETTINGS, "FULCRUM_BENCH_FAILOVER_QUICK")
+    args = read_settings(parser, argv, SETTINGS, "FULCRUM_BENCH_FAILOVER_QUICK", environ)
     if args.output is None:
         stamp = datetime.date.today().isoformat()
         args.output = (QUICK_DIR if args.quick else RESULTS_DIR) / f"failover-{stamp}"

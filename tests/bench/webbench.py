@@ -120,32 +120,40 @@ SETTINGS = {
 }
 
 
-def resolve_settings(given: dict[str, str | None], environ: dict[str, str], quick: bool) -> dict[str, Any]:
-    """Each setting from the command line, else the environment, else the full/quick default."""
-    values = {}
-    for name, setting in SETTINGS.items():
-        text = given.get(name) or environ.get(setting.variable) or (setting.quick if quick else setting.full)
-        values[name] = setting.parse(text)
-    return values
+def settings_parser(prog: str, description: str, settings: dict[str, Setting], quick_variable: str):
+    """A benchmark's command line: --quick, one option per setting, --prefix."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--quick", action="store_true", help=f"smoke test (${quick_variable}=1)")
+    for name, setting in settings.items():
+        flag = "--" + name.replace("_", "-")
+        parser.add_argument(flag, default=None, help=f"{setting.help} (${setting.variable}; default {setting.full})")
+    parser.add_argument("--prefix", default=None, help="lab namespace prefix (default: random)")
+    return parser
+
+
+def read_settings(parser, argv, settings: dict[str, Setting], quick_variable: str, environ: dict[str, str]):
+    """Parse ``argv``; each setting from the command line, else the environment, else the
+    full or quick default (an empty text is None)."""
+    args = parser.parse_args(argv)
+    args.quick = args.quick or environ.get(quick_variable, "0") not in ("", "0")
+    try:
+        for name, setting in settings.items():
+            text = (
+                getattr(args, name) or environ.get(setting.variable) or (setting.quick if args.quick else setting.full)
+            )
+            setattr(args, name, setting.parse(text) if text else None)
+    except ValueError as err:
+        parser.error(f"bad setting: {err}")
+    return args
 
 
 def parse_args(argv: list[str] | None, environ: dict[str, str] | None = None) -> argparse.Namespace:
     environ = dict(os.environ) if environ is None else environ
-    parser = argparse.ArgumentParser(prog="python -m tests.bench.webbench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke test ($FULCRUM_BENCH_QUICK=1)")
-    for name, setting in SETTINGS.items():
-        flag = "--" + name.replace("_", "-")
-        parser.add_argument(flag, default=None, help=f"{setting.help} (${setting.variable}; default {setting.full})")
+    prog, description = "python -m tests.bench.webbench", __doc__.split("\n")[0]
+    parser = settings_parser(prog, description, SETTINGS, "FULCRUM_BENCH_QUICK")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads for l7 and cps (default 2)")
     parser.add_argument("--connections", type=int, default=50, help="wrk connections for l7 and cps (default 50)")
-    parser.add_argument("--prefix", default=None, help="lab namespace prefix (default: random)")
-    args = parser.parse_args(argv)
-    args.quick = args.quick or environ.get("FULCRUM_BENCH_QUICK", "0") not in ("", "0")
-    try:
-        values = resolve_settings({name: getattr(args, name) for name in SETTINGS}, environ, args.quick)
-    except ValueError as err:
-        parser.error(f"bad setting: {err}")
-    vars(args).update(values)
+    args = read_settings(parser, argv, SETTINGS, "FULCRUM_BENCH_QUICK", environ)
     if args.rounds < 1 or args.duration <= 0 or args.cps_duration <= 0 or args.connections < args.threads:
         parser.error("need rounds >= 1, duration > 0, cps-duration > 0, connections >= threads")
     if not args.sections or set(args.sections) - set(SECTIONS):
