@@ -49,3 +49,32 @@ class PublishProblemSerializer(serializers.Serializer):
 class PublishErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
     problems = PublishProblemSerializer(many=True)
+
+
+class FieldChangeSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text="Path inside the object, e.g. members/s1/weight.")
+    old = serializers.JSONField(allow_null=True)
+    new = serializers.JSONField(allow_null=True)
+
+
+class ObjectChangeSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="The object, as the API names it: pools/web.")
+    change = serializers.ChoiceField(choices=["added", "removed", "changed"])
+    fields = FieldChangeSerializer(many=True)
+
+
+class FileChangeSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    file = serializers.CharField()
+    change = serializers.ChoiceField(choices=["added", "removed", "changed"])
+    diff = serializers.CharField(help_text="Unified diff; certificate bundles are not shown.")
+
+
+class RevisionDiffSerializer(serializers.Serializer):
+    from_revision = serializers.IntegerField(allow_null=True, help_text="null: compared with nothing.")
+    to_revision = serializers.IntegerField()
+    objects = ObjectChangeSerializer(many=True)
+    files = FileChangeSerializer(many=True)
+    problems = serializers.ListField(
+        child=serializers.CharField(), help_text="Nodes whose files could not be compiled for the comparison."
+    )

@@ -510,6 +510,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/revisions/{id}/diff/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What this revision changed: the objects, and every node's rendered files. */
+        get: operations["revisions_diff_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rules/": {
         parameters: {
             query?: never;
@@ -739,6 +756,13 @@ export interface components {
             passphrase?: string;
         };
         /**
+         * @description * `added` - added
+         *     * `removed` - removed
+         *     * `changed` - changed
+         * @enum {string}
+         */
+        ChangeEnum: "added" | "removed" | "changed";
+        /**
          * @description * `none` - None
          *     * `optional` - Optional
          *     * `required` - Required
@@ -823,6 +847,19 @@ export interface components {
          * @enum {string}
          */
         ExpectBodyMatchEnum: "string" | "regex" | "digest";
+        FieldChange: {
+            /** @description Path inside the object, e.g. members/s1/weight. */
+            field: string;
+            old: unknown;
+            new: unknown;
+        };
+        FileChange: {
+            node: string;
+            file: string;
+            change: components["schemas"]["ChangeEnum"];
+            /** @description Unified diff; certificate bundles are not shown. */
+            diff: string;
+        };
         /**
          * @description * `none` - None
          *     * `x-forwarded-for` - X-forwarded-for
@@ -1349,6 +1386,12 @@ export interface components {
             node: components["schemas"]["Node"];
             /** @description The revision that carries the change. */
             revision: number;
+        };
+        ObjectChange: {
+            /** @description The object, as the API names it: pools/web. */
+            path: string;
+            change: components["schemas"]["ChangeEnum"];
+            fields: components["schemas"]["FieldChange"][];
         };
         /**
          * @description * `remove` - Remove
@@ -2038,6 +2081,15 @@ export interface components {
             /** @description Every registered node has applied this revision. */
             readonly live: boolean;
             readonly snapshot: unknown;
+        };
+        RevisionDiff: {
+            /** @description null: compared with nothing. */
+            from_revision: number | null;
+            to_revision: number;
+            objects: components["schemas"]["ObjectChange"][];
+            files: components["schemas"]["FileChange"][];
+            /** @description Nodes whose files could not be compiled for the comparison. */
+            problems: string[];
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -3604,6 +3656,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RevisionDetail"];
+                };
+            };
+        };
+    };
+    revisions_diff_retrieve: {
+        parameters: {
+            query?: {
+                /** @description revision number to compare with (default: the one before this) */
+                from?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this revision. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionDiff"];
                 };
             };
         };

@@ -1,0 +1,105 @@
+"""What changed between two revisions: the objects (from their snapshots) and the files
+rendered for each node. Pure: the caller passes snapshots and file maps in.
+
+Objects are compared by name, never by position, so reordering a list of pools is not a
+change; a rule list is ordered, and its order is part of the service. Certificate bundles
+hold private keys: a changed ``.pem`` is reported without its content.
+"""
+
+import difflib
+
+# Sections of a snapshot holding named objects, with the path prefix the API uses.
+SECTIONS = {
+    "virtual_services": "virtual-services",
+    "pools": "pools",
+    "certificates": "certificates",
+    "nodes": "nodes",
+    "ha_groups": "ha-groups",
+}
+SINGLETONS = {"ipvs_sync": "ipvs-sync"}
+SECRET_SUFFIXES = (".pem",)
+DIFF_CONTEXT = 3
+
+
+def _key(item, index):
+    """A list entry's stable name: its name, a node entry's node, else its position."""
+    if isinstance(item, dict):
+        for field in ("name", "node"):
+            if isinstance(item.get(field), str):
+                return item[field]
+    return str(index)
+
+
+def _flatten(value, prefix, out):
+    """``{path: scalar}`` of a JSON value; named list entries are keyed by their names."""
+    if isinstance(value, dict):
+        if not value and prefix:
+            out[prefix] = {}
+        for field, inner in value.items():
+            _flatten(inner, f"{prefix}/{field}" if prefix else field, out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for index, inner in enumerate(value):
+            _flatten(inner, f"{prefix}/{_key(inner, index)}", out)
+        # The order of named entries matters for some lists (a service's rules).
+        out[f"{prefix}/order"] = [_key(v, i) for i, v in enumerate(value)]
+    else:
+        out[prefix] = value
+    return out
+
+
+def _fields(old, new):
+    flat_old, flat_new = _flatten(old, "", {}), _flatten(new, "", {})
+    changes = []
+    for path in sorted(set(flat_old) | set(flat_new)):
+        before, after = flat_old.get(path), flat_new.get(path)
+        if before != after:
+            changes.append({"field": path, "old": before, "new": after})
+    return changes
+
+
+def object_changes(old, new):
+    """The objects added, removed or changed from snapshot ``old`` to ``new`` (dicts)."""
+    old, new = old or {}, new or {}
+    changes = []
+    for section, label in SECTIONS.items():
+        before = {item["name"]: item for item in old.get(section) or []}
+        after = {item["name"]: item for item in new.get(section) or []}
+        for name in sorted(set(before) | set(after)):
+            path = f"{label}/{name}"
+            if name not in before:
+                changes.append({"path": path, "change": "added", "fields": _fields({}, after[name])})
+            elif name not in after:
+                changes.append({"path": path, "change": "removed", "fields": _fields(before[name], {})})
+            elif before[name] != after[name]:
+                changes.append({"path": path, "change": "changed", "fields": _fields(before[name], after[name])})
+    for section, label in SINGLETONS.items():
+        before, after = old.get(section), new.get(section)
+        if before != after:
+            change = "added" if before is None else "removed" if after is None else "changed"
+            changes.append({"path": label, "change": change, "fields": _fields(before or {}, after or {})})
+    return changes
+
+
+def file_changes(old, new, old_label, new_label):
+    """Unified diffs of one node's files (``{name: text}``) from ``old`` to ``new``."""
+    old, new = old or {}, new or {}
+    changes = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        change = "added" if before is None else "removed" if after is None else "changed"
+        if name.endswith(SECRET_SUFFIXES):
+            diff = "(a certificate bundle with a private key: its content is not shown)\n"
+        else:
+            diff = "".join(
+                difflib.unified_diff(
+                    (before or "").splitlines(keepends=True),
+                    (after or "").splitlines(keepends=True),
+                    fromfile=f"{old_label}/{name}",
+                    tofile=f"{new_label}/{name}",
+                    n=DIFF_CONTEXT,
+                )
+            )
+        changes.append({"file": name, "change": change, "diff": diff})
+    return changes

@@ -1,0 +1,153 @@
+"""The difference between two revisions: objects by name, each node's rendered files, and
+never a private key."""
+
+import json
+
+from django.contrib.auth import get_user_model
+from rest_framework.test import APITestCase
+
+from cluster.models import Node
+from revisions.diff import file_changes, object_changes
+from revisions.models import Revision
+from revisions.tests.test_publish import make_service
+from services.models import Member, Pool, Rule, VirtualService
+
+POOL = {
+    "name": "web",
+    "algorithm": "round-robin",
+    "members": [{"name": "s1", "weight": 1}, {"name": "s2", "weight": 1}],
+}
+
+
+def test_objects_are_compared_by_name_not_position():
+    other = {"name": "api", "algorithm": "round-robin", "members": []}
+    old = {"pools": [POOL, other]}
+    new = {"pools": [other, {**POOL, "members": [{"name": "s2", "weight": 1}, {"name": "s1", "weight": 3}]}]}
+    changes = object_changes(old, new)
+    assert [c["path"] for c in changes] == ["pools/web"]
+    assert {f["field"]: (f["old"], f["new"]) for f in changes[0]["fields"]} == {
+        "members/s1/weight": (1, 3),
+        "members/order": (["s1", "s2"], ["s2", "s1"]),  # the members' order is shown, not hidden
+    }
+
+
+def test_added_removed_and_singletons():
+    old = {"pools": [POOL], "virtual_services": [{"name": "www", "port": 80}]}
+    new = {"pools": [], "virtual_services": [{"name": "www", "port": 80}], "ipvs_sync": {"interface": "eth1"}}
+    changes = {c["path"]: c for c in object_changes(old, new)}
+    assert set(changes) == {"pools/web", "ipvs-sync"}
+    assert changes["pools/web"]["change"] == "removed"
+    assert changes["ipvs-sync"] == {
+        "path": "ipvs-sync",
+        "change": "added",
+        "fields": [{"field": "interface", "old": None, "new": "eth1"}],
+    }
+
+
+def test_file_diffs_are_unified_and_hide_keys():
+    old = {"haproxy.cfg": "a\nweight 1\n", "haproxy.d/cert-x.pem": "-----BEGIN PRIVATE KEY-----\nold\n"}
+    new = {"haproxy.cfg": "a\nweight 3\n", "haproxy.d/cert-x.pem": "-----BEGIN PRIVATE KEY-----\nnew\n"}
+    changes = {c["file"]: c for c in file_changes(old, new, "r1", "r2")}
+    assert changes["haproxy.cfg"]["diff"].splitlines() == [
+        "--- r1/haproxy.cfg",
+        "+++ r2/haproxy.cfg",
+        "@@ -1,2 +1,2 @@",
+        " a",
+        "-weight 1",
+        "+weight 3",
+    ]
+    assert "PRIVATE" not in changes["haproxy.d/cert-x.pem"]["diff"]
+    assert file_changes(old, old, "r1", "r2") == []
+
+
+class RevisionDiffApiTest(APITestCase):
+    def setUp(self):
+        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        make_service()
+        Node.objects.create(name="lb1", token_hash="x" * 64)
+
+    def _apply(self):
+        response = self.client.post("/api/v1/revisions/", {}, format="json")
+        self.assertEqual(response.status_code, 201, response.data)
+        return Revision.objects.get(number=response.data["number"])
+
+    def _diff(self, revision, query=""):
+        return self.client.get(f"/api/v1/revisions/{revision.pk}/diff/{query}")
+
+    def test_a_weight_change_shows_in_the_objects_and_in_haproxy_cfg(self):
+        Pool.objects.update(algorithm="weighted-round-robin")
+        first = self._apply()
+        Member.objects.filter(name="s1").update(weight=3)
+        second = self._apply()
+        response = self._diff(second)
+        self.assertEqual(response.status_code, 200, response.data)
+        self.assertEqual((response.data["from_revision"], response.data["to_revision"]), (first.number, second.number))
+        self.assertEqual(
+            [
+                (o["path"], o["change"], [(f["field"], f["old"], f["new"]) for f in o["fields"]])
+                for o in response.data["objects"]
+            ],
+            [("pools/web", "changed", [("members/s1/weight", 1, 3)])],
+        )
+        cfg = next(f for f in response.data["files"] if f["file"] == "haproxy.cfg")
+        self.assertEqual(cfg["node"], "lb1")
+        self.assertIn("-    server s1 10.77.2.11:80 weight 1 check", cfg["diff"])
+        self.assertIn("+    server s1 10.77.2.11:80 weight 3 check", cfg["diff"])
+        # Compared with itself: nothing.
+        same = self._diff(second, f"?from={second.number}").data
+        self.assertEqual((same["objects"], same["files"]), ([], []))
+
+    def test_the_first_revision_is_compared_with_nothing(self):
+        first = self._apply()
+        data = self._diff(first).data
+        self.assertIsNone(data["from_revision"])
+        self.assertEqual(
+            {(o["path"], o["change"]) for o in data["objects"]},
+            {
+                ("pools/web", "added"),
+                ("virtual-services/web", "added"),
+                ("nodes/lb1", "added"),
+            },
+        )
+        self.assertEqual({f["change"] for f in data["files"]}, {"added"})
+
+    def test_rule_order_and_certificate_keys(self):
+        self._apply()
+        generated = self.client.post(
+            "/api/v1/certificates/generate/", {"name": "site", "common_name": "www.example.com"}, format="json"
+        )
+        self.assertEqual(generated.status_code, 201, generated.data)
+        service = VirtualService.objects.get()
+        service.protocol, service.port = "https", 443
+        service.default_certificate_id = generated.data["id"]
+        service.save()
+        pool = Pool.objects.get()
+        Rule.objects.create(
+            virtual_service=service,
+            name="one",
+            position=1,
+            action="use_pool",
+            pool=pool,
+            conditions=[{"kind": "path_prefix", "values": ["/a"]}],
+        )
+        Rule.objects.create(
+            virtual_service=service,
+            name="two",
+            position=2,
+            action="use_pool",
+            pool=pool,
+            conditions=[{"kind": "path_prefix", "values": ["/b"]}],
+        )
+        second = self._apply()
+        Rule.objects.filter(name="one").update(position=3)
+        third = self._apply()
+        body = json.dumps(self._diff(second).data)
+        self.assertNotIn("PRIVATE KEY", body)
+        self.assertIn("its content is not shown", body)
+        fields = {f["field"]: f for o in self._diff(third).data["objects"] for f in o["fields"]}
+        self.assertEqual((fields["rules/order"]["old"], fields["rules/order"]["new"]), (["one", "two"], ["two", "one"]))
+
+    def test_bad_from_is_refused(self):
+        first = self._apply()
+        self.assertEqual(self._diff(first, "?from=x").status_code, 400)
+        self.assertEqual(self._diff(first, "?from=99").status_code, 404)
