@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from certificates import crypto
 from certificates import validators as v
+from fulcrum.concurrency import version_field
 from services.validators import validate_name
 
 EXPIRY_WARNING = timedelta(days=30)
@@ -52,6 +53,8 @@ class Certificate(models.Model):
     is_ca = models.BooleanField("is CA", default=False, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
+
+    version = version_field()
 
     class Meta:
         ordering = ["name"]

@@ -7,6 +7,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from compiler import rules
+from fulcrum.concurrency import version_field
 from services.validators import validate_interface, validate_name
 
 
@@ -46,6 +47,8 @@ class Node(models.Model):
         default=list, editable=False, help_text="Per HA group: the node's VRRP state, priority and since when."
     )
     status_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    version = version_field()
 
     class Meta:
         ordering = ["name"]
@@ -92,6 +95,8 @@ class IpvsSync(models.Model):
         help_text="The HA group whose master sends and whose backups receive; empty = both daemons on every node.",
     )
 
+    version = version_field()
+
     class Meta:
         verbose_name = "IPVS connection sync"
         verbose_name_plural = "IPVS connection sync"
@@ -120,7 +125,7 @@ class HaGroup(models.Model):
     )
     interface = models.CharField(max_length=15, default="eth0", validators=[validate_interface])
     vips = models.JSONField(default=list, help_text="Addresses, optionally with /prefix (default /32 or /128).")
-    version = models.PositiveSmallIntegerField(default=3, choices=[(2, "VRRPv2"), (3, "VRRPv3")])
+    vrrp_version = models.PositiveSmallIntegerField(default=3, choices=[(2, "VRRPv2"), (3, "VRRPv3")])
     advert_interval_ms = models.PositiveIntegerField(
         default=1000, help_text="VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds."
     )
@@ -142,6 +147,8 @@ class HaGroup(models.Model):
     garp_repeat = models.PositiveSmallIntegerField(
         default=3, validators=[MinValueValidator(rules.GARP_REPEAT_MIN), MaxValueValidator(rules.GARP_REPEAT_MAX)]
     )
+
+    version = version_field()
 
     class Meta:
         ordering = ["name"]

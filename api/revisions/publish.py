@@ -8,7 +8,7 @@ import copy
 from contextlib import contextmanager
 
 from django.db import OperationalError, connection, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 
 from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
@@ -102,7 +102,7 @@ def publish_member_runtime(member, changes, author):
         _find(snapshot, member.pool.name, member.name).update(changes)
         words = ", ".join(f"{k} {v}" for k, v in changes.items())
         revision = _store(snapshot, author, f"runtime: {member.pool.name}/{member.name} {words}")
-        Member.objects.filter(pk=member.pk).update(**changes)
+        Member.objects.filter(pk=member.pk).update(**changes, version=F("version") + 1)
         return revision
 
 
@@ -138,7 +138,7 @@ def _publish_node_standby(node, standby, author):
         next(n for n in snapshot["nodes"] if n["name"] == node.name)["standby"] = standby
         word = "standby" if standby else "back in service"
         revision = _store(snapshot, author, f"runtime: node {node.name} {word}")
-        Node.objects.filter(pk=node.pk).update(standby=standby)
+        Node.objects.filter(pk=node.pk).update(standby=standby, version=F("version") + 1)
         return revision
 
 

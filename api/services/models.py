@@ -4,6 +4,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from compiler import rules
+from fulcrum.concurrency import version_field
 from services import validators as v
 from services.choices import Algorithm, CheckType, Forwarding, MemberState, Protocol, choices
 
@@ -99,6 +100,8 @@ class Pool(models.Model):
         help_text="dynamic-least-load, layer 7: how often HAProxy asks each member's agent.",
     )
 
+    version = version_field()
+
     class Meta:
         ordering = ["name"]
         verbose_name = "pool"
@@ -143,6 +146,8 @@ class Member(models.Model):
         blank=True,
         help_text="Layer 4: this member's IPVS forwarding method, if not the service's.",
     )
+
+    version = version_field()
 
     class Meta:
         ordering = ["pool__name", "name"]
@@ -214,6 +219,8 @@ class HealthCheck(models.Model):
     script_dynamic = models.BooleanField(
         default=False, help_text="Script checks: an exit status of 2-255 sets the member's weight to status - 2."
     )
+
+    version = version_field()
 
     class Meta:
         verbose_name = "health check"
@@ -309,6 +316,8 @@ class VirtualService(models.Model):
     keep_alive_timeout_ms = models.PositiveIntegerField(default=10000, validators=v.timeout_validators)
     error_pages = models.JSONField(default=list, blank=True, help_text="[{status, content_type, body}]")
 
+    version = version_field()
+
     class Meta:
         ordering = ["name"]
         verbose_name = "virtual service"
@@ -337,6 +346,8 @@ class Rule(models.Model):
     deny_status = models.PositiveSmallIntegerField(default=403, choices=choices(rules.DENY_STATUSES))
     header_name = models.CharField(max_length=64, blank=True, validators=[v.validate_field_name])
     header_value = models.CharField(max_length=rules.HEADER_VALUE_MAX, blank=True, validators=[v.validate_text])
+
+    version = version_field()
 
     class Meta:
         ordering = ["virtual_service__name", "position"]

@@ -171,7 +171,6 @@ HA_GROUP_FIELDS = (
     "name",
     "vrid",
     "interface",
-    "version",
     "advert_interval_ms",
     "preempt",
     "preempt_delay_s",
@@ -188,6 +187,7 @@ def ha_group_dict(group, nodes=None):
         nodes = list(group.nodes.all()) if group.pk else []
     return {
         **{f: getattr(group, f) for f in HA_GROUP_FIELDS},
+        "version": group.vrrp_version,
         "vips": list(group.vips),
         "track_interfaces": list(group.track_interfaces),
         "witness": group.witness or "",

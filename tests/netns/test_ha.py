@@ -81,7 +81,7 @@ def pair(stack, lab):
         vrid=51,
         interface="eth0",
         vips=[VIP],
-        version=3,
+        vrrp_version=3,
         advert_interval_ms=ADVERT_MS,
         nodes=[{"node": ids["lb1"], "priority": 150}, {"node": ids["lb2"], "priority": 100}],
     )

@@ -11,6 +11,7 @@ from certificates import crypto
 from certificates import validators as v
 from certificates.choices import KeyType
 from certificates.models import Certificate
+from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer
 
 CONTENT_FIELDS = ("certificate", "chain", "private_key")
@@ -31,7 +32,7 @@ DERIVED_FIELDS = [
 ]
 
 
-class CertificateSerializer(StrictModelSerializer):
+class CertificateSerializer(VersionedSerializerMixin, StrictModelSerializer):
     passphrase = serializers.CharField(
         write_only=True,
         required=False,
@@ -94,7 +95,7 @@ class CertificateUpdateSerializer(CertificateSerializer):
         return attrs
 
 
-class CertificateGenerateSerializer(StrictModelSerializer):
+class CertificateGenerateSerializer(VersionedSerializerMixin, StrictModelSerializer):
     """A new key and a self-signed certificate for it, made on the appliance."""
 
     common_name = serializers.CharField(max_length=64, validators=[v.validate_subject_name])

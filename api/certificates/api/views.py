@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from certificates.api import serializers
 from certificates.models import Certificate
+from fulcrum.concurrency import VersionedViewSetMixin
 
 
 class InUse(APIException):
@@ -16,7 +17,7 @@ class InUse(APIException):
 
 
 @extend_schema_view(partial_update=extend_schema(responses=serializers.CertificateSerializer))
-class CertificateViewSet(viewsets.ModelViewSet):
+class CertificateViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """Certificates and CA bundles. Content is fixed once created: PATCH changes only the name
     and description, and a renewal is a new certificate the service is pointed at."""
 

@@ -299,7 +299,9 @@ class CertificateTest(SecretAssertions, APIViewTests, APITestCase):
                 self.assertNotIn("passphrase", schema.get("properties", {}), name)
         self.assertIn("has_key", schemas["Certificate"]["properties"])
         self.assertIn("private_key", schemas["CertificateRequest"]["properties"])
-        self.assertEqual(sorted(schemas["PatchedCertificateUpdateRequest"]["properties"]), ["description", "name"])
+        self.assertEqual(
+            sorted(schemas["PatchedCertificateUpdateRequest"]["properties"]), ["description", "name", "version"]
+        )
 
     def test_in_use_is_refused_with_409(self):
         cert = self.create_objects()

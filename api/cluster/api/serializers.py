@@ -9,6 +9,7 @@ from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, Node, VrrpSt
 from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
+from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from revisions.choices import NodeRevisionState
 from services import snapshot
@@ -43,7 +44,7 @@ class VrrpStatusSerializer(StrictSerializer):
     since = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class NodeSerializer(StrictModelSerializer):
+class NodeSerializer(VersionedSerializerMixin, StrictModelSerializer):
     applied_revision = serializers.IntegerField(
         source="applied_revision.number", read_only=True, default=None, allow_null=True
     )
@@ -97,6 +98,7 @@ class NodeCreateSerializer(NodeSerializer):
         fields = NodeSerializer.Meta.fields + ["token"]
 
     def create(self, validated_data):
+        validated_data.pop("version", None)
         node = Node(**validated_data)
         node.token = node.rotate_token()
         node.save()
@@ -132,7 +134,7 @@ class AgentStatusSerializer(StrictSerializer):
         return value
 
 
-class IpvsSyncSerializer(StrictModelSerializer):
+class IpvsSyncSerializer(VersionedSerializerMixin, StrictModelSerializer):
     ha_group = serializers.PrimaryKeyRelatedField(
         queryset=HaGroup.objects.all(),
         allow_null=True,
@@ -164,7 +166,7 @@ class HaGroupNodeSerializer(StrictSerializer):
     )
 
 
-class HaGroupSerializer(StrictModelSerializer):
+class HaGroupSerializer(VersionedSerializerMixin, StrictModelSerializer):
     """An HA group (VRRP instance) with each node's own priority and, if it differs, interface."""
 
     nodes = HaGroupNodeSerializer(many=True, max_length=32)
@@ -189,7 +191,7 @@ class HaGroupSerializer(StrictModelSerializer):
             "vrid",
             "interface",
             "vips",
-            "version",
+            "vrrp_version",
             "advert_interval_ms",
             "preempt",
             "preempt_delay_s",
@@ -219,7 +221,7 @@ class HaGroupSerializer(StrictModelSerializer):
         frozen["ha_groups"] = snapshot.replace(frozen["ha_groups"], old, snapshot.ha_group_dict(group, rows))
         # A VRID or VIP clash is reported on both groups; the other group's copy is an echo.
         echoes = [f"ha-groups/{g['name']}/{f}" for g in frozen["ha_groups"] for f in ("vrid", "vips/")]
-        compiler_check(frozen, f"ha-groups/{group.name}", echoes=echoes)
+        compiler_check(frozen, f"ha-groups/{group.name}", renames={"version": "vrrp_version"}, echoes=echoes)
         return attrs
 
     @transaction.atomic

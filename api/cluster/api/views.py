@@ -2,7 +2,7 @@
 
 import time
 
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
 from cluster.models import HaEvent, HaGroup, IpvsSync, Node
+from fulcrum.concurrency import VersionConflict, VersionedViewSetMixin, bump, expected_version
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.models import NodeRevision, Revision
 from revisions.publish import PublishError, node_revision, publish_node_standby
@@ -22,7 +23,7 @@ LONG_POLL_MAX_S = 55
 LONG_POLL_STEP_S = 0.25
 
 
-class NodeViewSet(viewsets.ModelViewSet):
+class NodeViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """Appliance nodes. Creating one returns its agent token once; it cannot be read again."""
 
     queryset = Node.objects.select_related("applied_revision")
@@ -55,7 +56,7 @@ class NodeViewSet(viewsets.ModelViewSet):
         return Response({"node": serializers.NodeSerializer(node).data, "revision": revision.number})
 
 
-class HaGroupViewSet(viewsets.ModelViewSet):
+class HaGroupViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """HA groups: VRRP instances with per-node priorities. Applied with the next revision."""
 
     queryset = HaGroup.objects.prefetch_related("nodes__node")
@@ -104,10 +105,16 @@ class IpvsSyncView(APIView):
         return self._save(request, partial=True)
 
     def _save(self, request, partial):
-        settings = serializers.IpvsSyncSerializer(IpvsSync.load(), data=request.data, partial=partial)
-        settings.is_valid(raise_exception=True)
-        settings.save()
-        return Response(settings.data)
+        with transaction.atomic():
+            current = IpvsSync.objects.select_for_update().get(pk=IpvsSync.load().pk)
+            settings = serializers.IpvsSyncSerializer(current, data=request.data, partial=partial)
+            settings.is_valid(raise_exception=True)
+            expected = expected_version(request, settings)
+            if expected is not None and expected != current.version:
+                raise VersionConflict(current.version)
+            settings.save()
+            bump(settings.instance)
+        return Response(serializers.IpvsSyncSerializer(settings.instance).data)
 
 
 class AgentView(APIView):

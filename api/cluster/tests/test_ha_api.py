@@ -41,7 +41,7 @@ class HaGroupApiTest(APIViewTests, APITestCase):
         ]
         self.create_data = [
             {"name": "front-a", "vrid": 51, "vips": ["10.0.0.10", "10.0.0.11/24"], "advert_interval_ms": 200},
-            {"name": "front-b", "vrid": 52, "vips": ["10.0.0.20"], "version": 2, "preempt": False},
+            {"name": "front-b", "vrid": 52, "vips": ["10.0.0.20"], "vrrp_version": 2, "preempt": False},
             {"name": "v6", "vrid": 53, "vips": ["2001:db8::10"], "interface": "eth1"},
         ]
         for body, nodes in zip(
@@ -58,9 +58,9 @@ class HaGroupApiTest(APIViewTests, APITestCase):
             ({**base, "vips": ["not-an-ip"]}, "vips"),
             ({**base, "vips": ["10.0.0.9"]}, "vips"),  # the existing group's VIP
             ({**base, "advert_interval_ms": 205}, "advert_interval_ms"),
-            ({**base, "version": 2, "advert_interval_ms": 200}, "advert_interval_ms"),
+            ({**base, "vrrp_version": 2, "advert_interval_ms": 200}, "advert_interval_ms"),
             ({**base, "auth_password": "secret"}, "auth_password"),  # VRRPv3
-            ({**base, "version": 2, "auth_password": "has space"}, "auth_password"),
+            ({**base, "vrrp_version": 2, "auth_password": "has space"}, "auth_password"),
             ({**base, "interface": "eth0\nvrrp_script evil {"}, "interface"),
             ({**base, "track_interfaces": ["eth1 }"]}, "track_interfaces"),
             ({**base, "witness": "gateway"}, "witness"),

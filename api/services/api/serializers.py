@@ -13,6 +13,7 @@ from rest_framework import serializers
 from compiler import VerifyError, rules, snapshot_from_dict, verify
 from compiler.advice import service_warnings
 from compiler.verify import listeners_clash, transport
+from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from services import snapshot
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
@@ -85,7 +86,7 @@ def _candidate_instance(serializer, attrs, model):
     return obj
 
 
-class HealthCheckSerializer(StrictModelSerializer):
+class HealthCheckSerializer(VersionedSerializerMixin, StrictModelSerializer):
     class Meta:
         model = HealthCheck
         fields = ["id", "pool", *snapshot.HEALTH_CHECK_FIELDS]
@@ -141,7 +142,7 @@ class MemberLiveSerializer(MemberFiguresSerializer):
     reported_at = serializers.DateTimeField(allow_null=True, help_text="When the node sent them.")
 
 
-class MemberSerializer(StrictModelSerializer):
+class MemberSerializer(VersionedSerializerMixin, StrictModelSerializer):
     live = serializers.SerializerMethodField(
         help_text="dynamic-least-load pools: the member's load, connections and weight in force on each node, "
         "as the node agents last reported them."
@@ -215,7 +216,7 @@ class PersistenceSerializer(StrictSerializer):
     fallback_source = serializers.BooleanField(default=False)
 
 
-class PoolSerializer(StrictModelSerializer):
+class PoolSerializer(VersionedSerializerMixin, StrictModelSerializer):
     members = MemberSerializer(many=True, read_only=True)
     health_check = HealthCheckSerializer(read_only=True, allow_null=True)
     persistence = PersistenceSerializer(required=False)
@@ -295,7 +296,7 @@ class ConditionSerializer(StrictSerializer):
     negate = serializers.BooleanField(default=False)
 
 
-class RuleSerializer(StrictModelSerializer):
+class RuleSerializer(VersionedSerializerMixin, StrictModelSerializer):
     conditions = ConditionSerializer(many=True, help_text="All must match (AND).")
     position = serializers.IntegerField(
         min_value=0,
@@ -366,7 +367,7 @@ class ErrorPageSerializer(StrictSerializer):
     body = serializers.CharField(max_length=rules.ERROR_PAGE_MAX, trim_whitespace=False)
 
 
-class VirtualServiceSerializer(StrictModelSerializer):
+class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
     allow_cidrs = serializers.ListField(
         child=serializers.CharField(max_length=64), max_length=rules.CIDRS_MAX, required=False
     )

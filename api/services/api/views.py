@@ -7,18 +7,19 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from fulcrum.concurrency import VersionedViewSetMixin
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.publish import PublishError, publish_member_runtime
 from services.api import serializers
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 
 
-class VirtualServiceViewSet(viewsets.ModelViewSet):
+class VirtualServiceViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = VirtualService.objects.select_related("default_pool").prefetch_related("sni_certificates")
     serializer_class = serializers.VirtualServiceSerializer
 
 
-class PoolViewSet(viewsets.ModelViewSet):
+class PoolViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = Pool.objects.prefetch_related("members").select_related("health_check")
     serializer_class = serializers.PoolSerializer
 
@@ -28,7 +29,7 @@ class PoolViewSet(viewsets.ModelViewSet):
         parameters=[OpenApiParameter("virtual_service", int, description="only this service's rules, in order")]
     )
 )
-class RuleViewSet(viewsets.ModelViewSet):
+class RuleViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """Content-switching rules. Evaluated by ``position`` within their service, first match wins;
     set ``position`` to move a rule, and the others shift to keep 0..n-1."""
 
@@ -50,7 +51,7 @@ class RuleViewSet(viewsets.ModelViewSet):
 @extend_schema_view(
     list=extend_schema(parameters=[OpenApiParameter("pool", int, description="only this pool's members")])
 )
-class MemberViewSet(viewsets.ModelViewSet):
+class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = Member.objects.select_related("pool")
     serializer_class = serializers.MemberSerializer
 
@@ -82,6 +83,6 @@ class MemberViewSet(viewsets.ModelViewSet):
         return queryset.filter(pool_id=pool) if pool and pool.isdigit() else queryset
 
 
-class HealthCheckViewSet(viewsets.ModelViewSet):
+class HealthCheckViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = HealthCheck.objects.select_related("pool")
     serializer_class = serializers.HealthCheckSerializer

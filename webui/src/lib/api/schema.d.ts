@@ -287,8 +287,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["health_checks_list"];
         put?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         post: operations["health_checks_create"];
         delete?: never;
         options?: never;
@@ -303,12 +311,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["health_checks_retrieve"];
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         put: operations["health_checks_update"];
         post?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         delete: operations["health_checks_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         patch: operations["health_checks_partial_update"];
         trace?: never;
     };
@@ -338,8 +362,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["members_list"];
         put?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         post: operations["members_create"];
         delete?: never;
         options?: never;
@@ -354,12 +386,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["members_retrieve"];
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         put: operations["members_update"];
         post?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         delete: operations["members_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         patch: operations["members_partial_update"];
         trace?: never;
     };
@@ -450,8 +498,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["pools_list"];
         put?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         post: operations["pools_create"];
         delete?: never;
         options?: never;
@@ -466,12 +522,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["pools_retrieve"];
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         put: operations["pools_update"];
         post?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         delete: operations["pools_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         patch: operations["pools_partial_update"];
         trace?: never;
     };
@@ -590,8 +662,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["virtual_services_list"];
         put?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         post: operations["virtual_services_create"];
         delete?: never;
         options?: never;
@@ -606,12 +686,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         get: operations["virtual_services_retrieve"];
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         put: operations["virtual_services_update"];
         post?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         delete: operations["virtual_services_destroy"];
         options?: never;
         head?: never;
+        /**
+         * @description update / partial_update / destroy that honour the version the writer read, and an
+         *     ETag on detail answers.
+         */
         patch: operations["virtual_services_partial_update"];
         trace?: never;
     };
@@ -687,12 +783,7 @@ export interface components {
         AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "least-connections-unweighted" | "source-hash" | "maglev-hash" | "shortest-expected-delay" | "never-queue" | "dynamic-least-load";
         /** @enum {unknown} */
         BlankEnum: "";
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Certificate: {
             readonly id: number;
             name: string;
@@ -724,6 +815,8 @@ export interface components {
             readonly created: string;
             /** Format: date-time */
             readonly updated: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /** @description A new key and a self-signed certificate for it, made on the appliance. */
         CertificateGenerateRequest: {
@@ -736,13 +829,10 @@ export interface components {
             key_type: components["schemas"]["KeyTypeEnum"];
             /** @default 365 */
             days: number;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         CertificateRequest: {
             name: string;
             description?: string;
@@ -754,6 +844,8 @@ export interface components {
             private_key?: string;
             /** @description Decrypts an encrypted private_key, which is then stored decrypted. Never stored. */
             passphrase?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `added` - added
@@ -892,7 +984,7 @@ export interface components {
             vrid: number;
             interface?: string;
             vips: string[];
-            version?: components["schemas"]["VersionEnum"];
+            vrrp_version?: components["schemas"]["VrrpVersionEnum"];
             /** @description VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds. */
             advert_interval_ms?: number;
             /** @description A returning higher-priority node takes the VIPs back. */
@@ -909,6 +1001,8 @@ export interface components {
             garp_refresh_s?: number;
             garp_repeat?: number;
             nodes: components["schemas"]["HaGroupNode"][];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         HaGroupNode: {
@@ -929,7 +1023,7 @@ export interface components {
             vrid: number;
             interface?: string;
             vips: string[];
-            version?: components["schemas"]["VersionEnum"];
+            vrrp_version?: components["schemas"]["VrrpVersionEnum"];
             /** @description VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds. */
             advert_interval_ms?: number;
             /** @description A returning higher-priority node takes the VIPs back. */
@@ -946,13 +1040,10 @@ export interface components {
             garp_refresh_s?: number;
             garp_repeat?: number;
             nodes: components["schemas"]["HaGroupNodeRequest"][];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         HealthCheck: {
             readonly id: number;
             pool: number;
@@ -986,13 +1077,10 @@ export interface components {
             script?: string;
             /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
             script_dynamic?: boolean;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         HealthCheckRequest: {
             pool: number;
             type?: components["schemas"]["HealthCheckTypeEnum"];
@@ -1025,6 +1113,8 @@ export interface components {
             script?: string;
             /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
             script_dynamic?: boolean;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `tcp` - TCP connect
@@ -1065,12 +1155,7 @@ export interface components {
             /** @default  */
             message: string;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         IpvsSync: {
             enabled?: boolean;
             interface?: string;
@@ -1084,13 +1169,10 @@ export interface components {
             group?: string | null;
             /** @description The HA group whose master sends the connection table; null = both daemons on every node. */
             ha_group?: number | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         IpvsSyncRequest: {
             enabled?: boolean;
             interface?: string;
@@ -1104,6 +1186,8 @@ export interface components {
             group?: string | null;
             /** @description The HA group whose master sends the connection table; null = both daemons on every node. */
             ha_group?: number | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `rsa-2048` - RSA 2048 bits
@@ -1144,12 +1228,7 @@ export interface components {
             username: string;
             password: string;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Member: {
             readonly id: number;
             pool: number;
@@ -1179,6 +1258,8 @@ export interface components {
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
             /** @description dynamic-least-load pools: the member's load, connections and weight in force on each node, as the node agents last reported them. */
             readonly live: components["schemas"]["MemberLive"][];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `` - The service's method
@@ -1211,12 +1292,7 @@ export interface components {
              */
             reported_at: string | null;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         MemberRequest: {
             pool: number;
             name: string;
@@ -1243,6 +1319,8 @@ export interface components {
              *     * `tunnel` - Tunnel
              */
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /** @description A runtime change: either field or both. */
         MemberRuntimeRequest: {
@@ -1295,12 +1373,7 @@ export interface components {
          * @enum {string}
          */
         MethodEnum: "GET" | "HEAD" | "OPTIONS" | "POST";
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Node: {
             readonly id: number;
             name: string;
@@ -1316,13 +1389,10 @@ export interface components {
             readonly vrrp: components["schemas"]["VrrpStatus"][];
             /** Format: date-time */
             readonly status_at: string | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         NodeCreate: {
             readonly id: number;
             name: string;
@@ -1340,28 +1410,24 @@ export interface components {
             readonly status_at: string | null;
             /** @description The agent's secret; shown only in this answer. */
             readonly token: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         NodeCreateRequest: {
             name: string;
             /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
             address?: string | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         NodeRequest: {
             name: string;
             /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
             address?: string | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         NodeRevision: {
             readonly node: string;
@@ -1556,6 +1622,8 @@ export interface components {
         PatchedCertificateUpdateRequest: {
             name?: string;
             description?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /** @description An HA group (VRRP instance) with each node's own priority and, if it differs, interface. */
         PatchedHaGroupRequest: {
@@ -1564,7 +1632,7 @@ export interface components {
             vrid?: number;
             interface?: string;
             vips?: string[];
-            version?: components["schemas"]["VersionEnum"];
+            vrrp_version?: components["schemas"]["VrrpVersionEnum"];
             /** @description VRRPv3: 10 ms steps (sub-second allowed); VRRPv2: whole seconds. */
             advert_interval_ms?: number;
             /** @description A returning higher-priority node takes the VIPs back. */
@@ -1581,13 +1649,10 @@ export interface components {
             garp_refresh_s?: number;
             garp_repeat?: number;
             nodes?: components["schemas"]["HaGroupNodeRequest"][];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedHealthCheckRequest: {
             pool?: number;
             type?: components["schemas"]["HealthCheckTypeEnum"];
@@ -1620,13 +1685,10 @@ export interface components {
             script?: string;
             /** @description Script checks: an exit status of 2-255 sets the member's weight to status - 2. */
             script_dynamic?: boolean;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedIpvsSyncRequest: {
             enabled?: boolean;
             interface?: string;
@@ -1640,13 +1702,10 @@ export interface components {
             group?: string | null;
             /** @description The HA group whose master sends the connection table; null = both daemons on every node. */
             ha_group?: number | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedMemberRequest: {
             pool?: number;
             name?: string;
@@ -1673,24 +1732,18 @@ export interface components {
              *     * `tunnel` - Tunnel
              */
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedNodeRequest: {
             name?: string;
             /** @description The node's own address on the HA segment: VRRP unicast source and HAProxy peer. */
             address?: string | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedPoolRequest: {
             name?: string;
             algorithm?: components["schemas"]["AlgorithmEnum"];
@@ -1740,13 +1793,10 @@ export interface components {
             feedback_http_port?: number;
             /** @description dynamic-least-load, layer 7: how often HAProxy asks each member's agent. */
             feedback_interval_ms?: number;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedRuleRequest: {
             virtual_service?: number;
             /** @description 0 is evaluated first. On create, omitted = last; others move down to make room. */
@@ -1762,13 +1812,10 @@ export interface components {
             deny_status?: components["schemas"]["DenyStatusEnum"];
             header_name?: string;
             header_value?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedVirtualServiceRequest: {
             name?: string;
             vip?: string;
@@ -1825,6 +1872,8 @@ export interface components {
             http_request_timeout_ms?: number;
             keep_alive_timeout_ms?: number;
             error_pages?: components["schemas"]["ErrorPageRequest"][];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /** @description How a client keeps its server. Fields that do not apply to ``type`` are ignored. */
         Persistence: {
@@ -1900,12 +1949,7 @@ export interface components {
          * @enum {string}
          */
         PersistenceTypeEnum: "none" | "cookie_insert" | "cookie_rewrite" | "cookie_prefix" | "app_cookie" | "source" | "ssl_session_id" | "header";
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Pool: {
             readonly id: number;
             name: string;
@@ -1958,13 +2002,10 @@ export interface components {
             feedback_interval_ms?: number;
             readonly members: components["schemas"]["Member"][];
             readonly health_check: components["schemas"]["HealthCheck"] | null;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PoolRequest: {
             name: string;
             algorithm?: components["schemas"]["AlgorithmEnum"];
@@ -2014,6 +2055,8 @@ export interface components {
             feedback_http_port?: number;
             /** @description dynamic-least-load, layer 7: how often HAProxy asks each member's agent. */
             feedback_interval_ms?: number;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `http` - HTTP (layer 7)
@@ -2100,12 +2143,7 @@ export interface components {
         RevisionRequest: {
             message?: string;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Rule: {
             readonly id: number;
             virtual_service: number;
@@ -2122,13 +2160,10 @@ export interface components {
             deny_status?: components["schemas"]["DenyStatusEnum"];
             header_name?: string;
             header_value?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         RuleRequest: {
             virtual_service: number;
             /** @description 0 is evaluated first. On create, omitted = last; others move down to make room. */
@@ -2144,6 +2179,8 @@ export interface components {
             deny_status?: components["schemas"]["DenyStatusEnum"];
             header_name?: string;
             header_value?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `400` - 400
@@ -2185,18 +2222,7 @@ export interface components {
              */
             readonly is_superuser: boolean;
         };
-        /**
-         * @description * `2` - VRRPv2
-         *     * `3` - VRRPv3
-         * @enum {integer}
-         */
-        VersionEnum: 2 | 3;
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         VirtualService: {
             readonly id: number;
             name: string;
@@ -2256,6 +2282,8 @@ export interface components {
             error_pages?: components["schemas"]["ErrorPage"][];
             /** @description Things that will probably not work as meant (not errors): e.g. a NAT member the balancer has no network to, or a DR member on another subnet; from the nodes' reported networks. */
             readonly warnings: string[];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `proxy` - Proxy (HAProxy)
@@ -2265,12 +2293,7 @@ export interface components {
          * @enum {string}
          */
         VirtualServiceForwardingEnum: "proxy" | "nat" | "direct-routing" | "tunnel";
-        /**
-         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
-         *
-         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
-         *     nested-write guard is for related objects, not for a column's shape.
-         */
+        /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         VirtualServiceRequest: {
             name: string;
             vip: string;
@@ -2327,6 +2350,8 @@ export interface components {
             http_request_timeout_ms?: number;
             keep_alive_timeout_ms?: number;
             error_pages?: components["schemas"]["ErrorPageRequest"][];
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /**
          * @description * `master` - Master
@@ -2355,6 +2380,12 @@ export interface components {
             /** Format: date-time */
             since?: string | null;
         };
+        /**
+         * @description * `2` - VRRPv2
+         *     * `3` - VRRPv3
+         * @enum {integer}
+         */
+        VrrpVersionEnum: 2 | 3;
     };
     responses: never;
     parameters: never;
@@ -2616,7 +2647,10 @@ export interface operations {
     certificates_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this certificate. */
                 id: number;
@@ -2637,7 +2671,10 @@ export interface operations {
     certificates_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this certificate. */
                 id: number;
@@ -2807,7 +2844,10 @@ export interface operations {
     ha_groups_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this HA group. */
                 id: number;
@@ -2833,7 +2873,10 @@ export interface operations {
     ha_groups_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this HA group. */
                 id: number;
@@ -2854,7 +2897,10 @@ export interface operations {
     ha_groups_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this HA group. */
                 id: number;
@@ -2949,7 +2995,10 @@ export interface operations {
     health_checks_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this health check. */
                 id: number;
@@ -2975,7 +3024,10 @@ export interface operations {
     health_checks_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this health check. */
                 id: number;
@@ -2996,7 +3048,10 @@ export interface operations {
     health_checks_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this health check. */
                 id: number;
@@ -3158,7 +3213,10 @@ export interface operations {
     members_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this member. */
                 id: number;
@@ -3184,7 +3242,10 @@ export interface operations {
     members_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this member. */
                 id: number;
@@ -3205,7 +3266,10 @@ export interface operations {
     members_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this member. */
                 id: number;
@@ -3335,7 +3399,10 @@ export interface operations {
     nodes_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this node. */
                 id: number;
@@ -3361,7 +3428,10 @@ export interface operations {
     nodes_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this node. */
                 id: number;
@@ -3382,7 +3452,10 @@ export interface operations {
     nodes_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this node. */
                 id: number;
@@ -3512,7 +3585,10 @@ export interface operations {
     pools_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this pool. */
                 id: number;
@@ -3538,7 +3614,10 @@ export interface operations {
     pools_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this pool. */
                 id: number;
@@ -3559,7 +3638,10 @@ export interface operations {
     pools_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this pool. */
                 id: number;
@@ -3759,7 +3841,10 @@ export interface operations {
     rules_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this rule. */
                 id: number;
@@ -3785,7 +3870,10 @@ export interface operations {
     rules_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this rule. */
                 id: number;
@@ -3806,7 +3894,10 @@ export interface operations {
     rules_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this rule. */
                 id: number;
@@ -3901,7 +3992,10 @@ export interface operations {
     virtual_services_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this virtual service. */
                 id: number;
@@ -3927,7 +4021,10 @@ export interface operations {
     virtual_services_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this virtual service. */
                 id: number;
@@ -3948,7 +4045,10 @@ export interface operations {
     virtual_services_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this virtual service. */
                 id: number;

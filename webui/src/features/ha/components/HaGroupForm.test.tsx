@@ -76,7 +76,7 @@ describe('HaGroupForm', () => {
     await user.click(screen.getByRole('button', { name: 'Create HA group' }));
     expect(onSubmit).toHaveBeenCalledTimes(1);
     expect(toHaGroupRequest(onSubmit.mock.calls[0]![0])).toEqual({
-      name: 'front', vrid: 51, interface: 'cl0', vips: ['10.0.0.10', '10.0.0.11/24'], version: 2, advert_interval_ms: 2000, preempt: true,
+      name: 'front', vrid: 51, interface: 'cl0', vips: ['10.0.0.10', '10.0.0.11/24'], vrrp_version: 2, advert_interval_ms: 2000, preempt: true,
       preempt_delay_s: 0, auth_password: 's3cret', track_haproxy: true, track_interfaces: [], witness: null, garp_refresh_s: 60, garp_repeat: 3,
       nodes: [{ node: 1, priority: 150, interface: '' }],
     });
@@ -120,7 +120,7 @@ describe('HaGroupForm', () => {
   });
 
   it('keeps a stored password unless a new one is typed or it is removed', async () => {
-    const stored = { ...emptyHaGroupForm(), name: 'front', vrid: 52, version: '2' as const, advert_interval_ms: 1000, vips: '10.0.0.20', nodes: [{ node: '1', priority: 100, interface: '' }] };
+    const stored = { ...emptyHaGroupForm(), name: 'front', vrid: 52, vrrp_version: '2' as const, advert_interval_ms: 1000, vips: '10.0.0.20', nodes: [{ node: '1', priority: 100, interface: '' }] };
     const { user, onSubmit } = renderForm(vi.fn().mockResolvedValue(undefined), stored, true);
     expect(screen.getByLabelText('Password')).toHaveAccessibleDescription(/One is set: leave empty to keep it/);
     await user.click(screen.getByRole('button', { name: 'Create HA group' }));
@@ -132,6 +132,6 @@ describe('HaGroupForm', () => {
     await user.click(screen.getByRole('checkbox', { name: 'Remove the password' }));
     await user.selectOptions(screen.getByRole('combobox', { name: 'Version' }), '3');
     await user.click(screen.getByRole('button', { name: 'Create HA group' }));
-    expect(toHaGroupRequest(onSubmit.mock.calls[2]![0])).toEqual(expect.objectContaining({ version: 3, auth_password: '' }));
+    expect(toHaGroupRequest(onSubmit.mock.calls[2]![0])).toEqual(expect.objectContaining({ vrrp_version: 3, auth_password: '' }));
   });
 });

@@ -34,11 +34,11 @@ const number = { valueAsNumber: true } as const;
 function VrrpSection({ form, hasPassword }: SectionProps & { hasPassword: boolean }) {
   const { register, control, formState } = form;
   const { errors } = formState;
-  const [version, preempt] = useWatch({ control, name: ['version', 'preempt'] });
+  const [version, preempt] = useWatch({ control, name: ['vrrp_version', 'preempt'] });
   return (
     <FormSection title="VRRP">
       <div className="form-row">
-        <SelectField label="Version" options={VRRP_VERSIONS} error={errors.version?.message} {...register('version')} />
+        <SelectField label="Version" options={VRRP_VERSIONS} error={errors.vrrp_version?.message} {...register('vrrp_version')} />
         <TextField
           label="Advert interval (ms)"
           type="number"

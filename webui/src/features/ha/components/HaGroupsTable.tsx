@@ -8,7 +8,7 @@ type GroupActions = { onEdit: (group: HaGroup) => void; onMirror: (group: HaGrou
 /** Besides the basics, what is set that changes how the group fails over. */
 function groupNotes(group: HaGroup): string {
   return [
-    group.version === 2 ? 'VRRPv2' : null,
+    group.vrrp_version === 2 ? 'VRRPv2' : null,
     group.authentication ? 'password' : null,
     group.track_haproxy === false ? 'HAProxy not tracked' : null,
     group.track_interfaces?.length ? `tracks ${group.track_interfaces.join(', ')}` : null,

@@ -11,7 +11,7 @@ const NODES = [
   { id: 2, name: 'lb2', address: '10.0.1.4', standby: true, vrrp: [{ group: 'front', state: 'fault', priority: 0, since }] },
 ];
 const FRONT: HaGroup = {
-  id: 7, name: 'front', vrid: 51, interface: 'eth1', vips: ['10.0.0.10', '10.0.0.11'], version: 3, advert_interval_ms: 200, preempt: true,
+  id: 7, name: 'front', vrid: 51, interface: 'eth1', vips: ['10.0.0.10', '10.0.0.11'], vrrp_version: 3, advert_interval_ms: 200, preempt: true,
   preempt_delay_s: 0, authentication: false, track_haproxy: true, track_interfaces: [], witness: '10.0.0.1', garp_refresh_s: 60, garp_repeat: 3,
   nodes: [{ node: 2, priority: 100, interface: 'ens3' }, { node: 1, priority: 150, interface: '' }],
 };

@@ -61,7 +61,7 @@ export const haGroupFormSchema = z
     vrid: wholeNumber('VRID', VRID_MIN, VRID_MAX),
     interface: z.string().trim().regex(INTERFACE_PATTERN, INTERFACE_HELP),
     vips: z.string(),
-    version: z.enum(['2', '3']),
+    vrrp_version: z.enum(['2', '3']),
     advert_interval_ms: z.number({ error: 'Enter the advert interval.' }).int('The advert interval must be a whole number of ms.'),
     preempt: z.boolean(),
     preempt_delay_s: wholeNumber('preempt delay', 0, 1000),
@@ -76,11 +76,11 @@ export const haGroupFormSchema = z
   })
   .superRefine((group, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
-    const advert = ADVERT[group.version === '2' ? 2 : 3];
+    const advert = ADVERT[group.vrrp_version === '2' ? 2 : 3];
     const ms = group.advert_interval_ms;
     if (Number.isInteger(ms) && (ms < advert.min || ms > advert.max || ms % advert.step)) issue(['advert_interval_ms'], `${ms} ms: ${advert.refusal}`);
     if (group.preempt_delay_s > 0 && !group.preempt) issue(['preempt_delay_s'], 'A delay only applies when preempt is on.');
-    if (group.version === '2' && group.auth_password && !PASSWORD_PATTERN.test(group.auth_password)) issue(['auth_password'], PASSWORD_HELP);
+    if (group.vrrp_version === '2' && group.auth_password && !PASSWORD_PATTERN.test(group.auth_password)) issue(['auth_password'], PASSWORD_HELP);
     vipIssues(splitLines(group.vips)).forEach((message) => issue(['vips'], message));
     const tracked = splitLines(group.track_interfaces);
     const badTrack = tracked.findIndex((name) => !INTERFACE_PATTERN.test(name));
@@ -118,11 +118,11 @@ type NodeRowField = `nodes.${number}.${'node' | 'priority' | 'interface'}`;
 export type HaGroupFormField = Exclude<keyof HaGroupFormValues, 'clear_password'> | NodeRowField;
 
 /** The fields the form shows for these values (the password only for VRRPv2). */
-export function haGroupFormFields(values: Pick<HaGroupFormValues, 'version' | 'nodes'>): HaGroupFormField[] {
+export function haGroupFormFields(values: Pick<HaGroupFormValues, 'vrrp_version' | 'nodes'>): HaGroupFormField[] {
   const rows = values.nodes.flatMap((_row, i): NodeRowField[] => [`nodes.${i}.node`, `nodes.${i}.priority`, `nodes.${i}.interface`]);
   return [
-    'name', 'vrid', 'interface', 'vips', 'version', 'advert_interval_ms', 'preempt', 'preempt_delay_s',
-    ...(values.version === '2' ? (['auth_password'] as const) : []),
+    'name', 'vrid', 'interface', 'vips', 'vrrp_version', 'advert_interval_ms', 'preempt', 'preempt_delay_s',
+    ...(values.vrrp_version === '2' ? (['auth_password'] as const) : []),
     'track_haproxy', 'track_interfaces', 'witness', 'garp_refresh_s', 'garp_repeat', 'nodes', ...rows,
   ];
 }
@@ -151,7 +151,7 @@ export function translateHaGroupPath(path: string[], values: HaGroupFormValues, 
 
 export function emptyHaGroupForm(): HaGroupFormValues {
   return {
-    name: '', vrid: Number.NaN, interface: 'eth0', vips: '', version: '3', advert_interval_ms: 1000, preempt: true, preempt_delay_s: 0,
+    name: '', vrid: Number.NaN, interface: 'eth0', vips: '', vrrp_version: '3', advert_interval_ms: 1000, preempt: true, preempt_delay_s: 0,
     auth_password: '', clear_password: false, track_haproxy: true, track_interfaces: '', witness: '', garp_refresh_s: 60, garp_repeat: 3,
     nodes: [emptyNodeRow()],
   };
@@ -167,7 +167,7 @@ export function toHaGroupForm(group: HaGroup): HaGroupFormValues {
     vrid: group.vrid,
     interface: group.interface ?? 'eth0',
     vips: joinLines(group.vips),
-    version: group.version === 2 ? '2' : '3',
+    vrrp_version: group.vrrp_version === 2 ? '2' : '3',
     advert_interval_ms: group.advert_interval_ms ?? 1000,
     preempt: group.preempt ?? true,
     preempt_delay_s: group.preempt_delay_s ?? 0,
@@ -187,12 +187,12 @@ export function toHaGroupForm(group: HaGroup): HaGroupFormValues {
  * (it is left out), "remove" or VRRPv3 (which has none) send it empty.
  */
 export function toHaGroupRequest(values: HaGroupFormValues): HaGroupRequest {
-  const { clear_password, auth_password, version, vips, track_interfaces, witness, nodes, ...rest } = values;
-  const v2 = version === '2';
+  const { clear_password, auth_password, vrrp_version, vips, track_interfaces, witness, nodes, ...rest } = values;
+  const v2 = vrrp_version === '2';
   const password = !v2 || clear_password ? { auth_password: '' } : auth_password ? { auth_password } : {};
   return {
     ...rest,
-    version: v2 ? 2 : 3,
+    vrrp_version: v2 ? 2 : 3,
     ...password,
     vips: splitLines(vips),
     track_interfaces: splitLines(track_interfaces),

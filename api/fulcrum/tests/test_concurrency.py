@@ -1,0 +1,72 @@
+"""Optimistic concurrency: every edited object has a version; a writer that sends the version
+it read (If-Match or the body) gets 409 and changes nothing when someone changed it since."""
+
+from django.contrib.auth import get_user_model
+from rest_framework.test import APITestCase
+
+from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
+from services.models import Member, Pool
+
+
+class ConcurrencyTest(APITestCase):
+    def setUp(self):
+        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.pool = Pool.objects.create(name="web")
+        self.url = f"/api/v1/pools/{self.pool.pk}/"
+
+    def test_the_version_read_guards_the_write(self):
+        read = self.client.get(self.url)
+        self.assertEqual((read.data["version"], read["ETag"]), (1, '"1"'))
+        first = self.client.patch(self.url, {"algorithm": "least-connections"}, format="json", HTTP_IF_MATCH='"1"')
+        self.assertEqual(first.status_code, 200, first.data)
+        self.assertEqual((first.data["version"], first["ETag"]), (2, '"2"'))
+        # A second writer who also read version 1 is refused, and nothing changes.
+        late = self.client.patch(self.url, {"algorithm": "source-hash"}, format="json", HTTP_IF_MATCH='"1"')
+        self.assertEqual(late.status_code, 409, late.data)
+        self.assertEqual(late.data["version"], 2)
+        self.assertIn("someone else", late.data["detail"])
+        self.pool.refresh_from_db()
+        self.assertEqual((self.pool.algorithm, self.pool.version), ("least-connections", 2))
+        # The same through the body, as the console sends it.
+        body = self.client.patch(self.url, {"algorithm": "source-hash", "version": 1}, format="json")
+        self.assertEqual(body.status_code, 409)
+        body = self.client.patch(self.url, {"algorithm": "source-hash", "version": 2}, format="json")
+        self.assertEqual((body.status_code, body.data["version"], body.data["algorithm"]), (200, 3, "source-hash"))
+        # Without a version the write goes through (last write wins) and still counts.
+        self.assertEqual(self.client.patch(self.url, {"name": "www"}, format="json").data["version"], 4)
+
+    def test_a_stale_delete_is_refused(self):
+        self.client.patch(self.url, {"name": "www"}, format="json")
+        self.assertEqual(self.client.delete(self.url, HTTP_IF_MATCH='"1"').status_code, 409)
+        self.assertTrue(Pool.objects.filter(pk=self.pool.pk).exists())
+        self.assertEqual(self.client.delete(self.url, HTTP_IF_MATCH='W/"2"').status_code, 204)
+        self.assertFalse(Pool.objects.filter(pk=self.pool.pk).exists())
+
+    def test_a_bad_if_match_is_refused(self):
+        for bad in ("abc", '"*"', ""):
+            response = self.client.patch(self.url, {"name": "x"}, format="json", HTTP_IF_MATCH=bad)
+            self.assertEqual(response.status_code, 400, bad)
+            self.assertIn("If-Match", response.data)
+        self.pool.refresh_from_db()
+        self.assertEqual((self.pool.name, self.pool.version), ("web", 1))
+
+    def test_runtime_changes_count_as_changes(self):
+        member = Member.objects.create(pool=self.pool, name="s1", address="10.0.2.1", port=80)
+        Node.objects.create(name="lb1", token_hash="x" * 64)
+        self.assertEqual(self.client.post("/api/v1/revisions/", {}, format="json").status_code, 201)
+        response = self.client.post(f"/api/v1/members/{member.pk}/runtime/", {"state": "drain"}, format="json")
+        self.assertEqual(response.status_code, 200, response.data)
+        self.assertEqual(response.data["member"]["version"], 2)
+
+    def test_singletons_and_ha_groups(self):
+        self.assertEqual(self.client.patch("/api/v1/ipvs-sync/", {"ttl": 2}, format="json").data["version"], 2)
+        stale = self.client.patch("/api/v1/ipvs-sync/", {"ttl": 3, "version": 1}, format="json")
+        self.assertEqual(stale.status_code, 409)
+        self.assertEqual(IpvsSync.load().ttl, 2)
+        node = Node.objects.create(name="lb1", token_hash="y" * 64)
+        group = HaGroup.objects.create(name="front", vrid=51, vips=["10.0.0.10"])
+        HaGroupNode.objects.create(group=group, node=node, priority=100)
+        url = f"/api/v1/ha-groups/{group.pk}/"
+        # "vrrp_version" is the protocol; "version" is the object's.
+        response = self.client.patch(url, {"vrrp_version": 2, "version": 1}, format="json")
+        self.assertEqual((response.status_code, response.data["vrrp_version"], response.data["version"]), (200, 2, 2))
