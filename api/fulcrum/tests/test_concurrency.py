@@ -42,6 +42,23 @@ class ConcurrencyTest(APITestCase):
         self.assertEqual(self.client.delete(self.url, HTTP_IF_MATCH='W/"2"').status_code, 204)
         self.assertFalse(Pool.objects.filter(pk=self.pool.pk).exists())
 
+    def test_a_stale_delete_is_refused_where_the_view_deletes_its_own_way(self):
+        from services.models import Rule, VirtualService
+
+        service = VirtualService.objects.create(name="www", vip="10.0.0.9", port=80, default_pool=self.pool)
+        rule = Rule.objects.create(
+            virtual_service=service,
+            name="r",
+            position=1,
+            action="use_pool",
+            pool=self.pool,
+            conditions=[{"kind": "path_prefix", "values": ["/a"]}],
+        )
+        self.client.patch(f"/api/v1/rules/{rule.pk}/", {"name": "r2"}, format="json")
+        self.assertEqual(self.client.delete(f"/api/v1/rules/{rule.pk}/", HTTP_IF_MATCH='"1"').status_code, 409)
+        self.assertTrue(Rule.objects.filter(pk=rule.pk).exists())
+        self.assertEqual(self.client.delete(f"/api/v1/rules/{rule.pk}/", HTTP_IF_MATCH='"2"').status_code, 204)
+
     def test_a_bad_if_match_is_refused(self):
         for bad in ("abc", '"*"', ""):
             response = self.client.patch(self.url, {"name": "x"}, format="json", HTTP_IF_MATCH=bad)

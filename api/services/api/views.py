@@ -15,11 +15,15 @@ from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 
 
 class VirtualServiceViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+    """Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision."""
+
     queryset = VirtualService.objects.select_related("default_pool").prefetch_related("sni_certificates")
     serializer_class = serializers.VirtualServiceSerializer
 
 
 class PoolViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+    """Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision."""
+
     queryset = Pool.objects.prefetch_related("members").select_related("health_check")
     serializer_class = serializers.PoolSerializer
 
@@ -52,6 +56,8 @@ class RuleViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     list=extend_schema(parameters=[OpenApiParameter("pool", int, description="only this pool's members")])
 )
 class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+    """Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once."""
+
     queryset = Member.objects.select_related("pool")
     serializer_class = serializers.MemberSerializer
 
@@ -84,5 +90,7 @@ class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
 
 
 class HealthCheckViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
+    """A pool's health check (one per pool). Applied with the next revision."""
+
     queryset = HealthCheck.objects.select_related("pool")
     serializer_class = serializers.HealthCheckSerializer

@@ -287,16 +287,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description A pool's health check (one per pool). Applied with the next revision. */
         get: operations["health_checks_list"];
         put?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description A pool's health check (one per pool). Applied with the next revision. */
         post: operations["health_checks_create"];
         delete?: never;
         options?: never;
@@ -311,28 +305,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description A pool's health check (one per pool). Applied with the next revision. */
         get: operations["health_checks_retrieve"];
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description A pool's health check (one per pool). Applied with the next revision. */
         put: operations["health_checks_update"];
         post?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description A pool's health check (one per pool). Applied with the next revision. */
         delete: operations["health_checks_destroy"];
         options?: never;
         head?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description A pool's health check (one per pool). Applied with the next revision. */
         patch: operations["health_checks_partial_update"];
         trace?: never;
     };
@@ -362,16 +344,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once. */
         get: operations["members_list"];
         put?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once. */
         post: operations["members_create"];
         delete?: never;
         options?: never;
@@ -386,28 +362,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once. */
         get: operations["members_retrieve"];
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once. */
         put: operations["members_update"];
         post?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once. */
         delete: operations["members_destroy"];
         options?: never;
         head?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once. */
         patch: operations["members_partial_update"];
         trace?: never;
     };
@@ -498,16 +462,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision. */
         get: operations["pools_list"];
         put?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision. */
         post: operations["pools_create"];
         delete?: never;
         options?: never;
@@ -522,28 +480,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision. */
         get: operations["pools_retrieve"];
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision. */
         put: operations["pools_update"];
         post?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision. */
         delete: operations["pools_destroy"];
         options?: never;
         head?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision. */
         patch: operations["pools_partial_update"];
         trace?: never;
     };
@@ -662,16 +608,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision. */
         get: operations["virtual_services_list"];
         put?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision. */
         post: operations["virtual_services_create"];
         delete?: never;
         options?: never;
@@ -686,28 +626,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision. */
         get: operations["virtual_services_retrieve"];
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision. */
         put: operations["virtual_services_update"];
         post?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision. */
         delete: operations["virtual_services_destroy"];
         options?: never;
         head?: never;
-        /**
-         * @description update / partial_update / destroy that honour the version the writer read, and an
-         *     ETag on detail answers.
-         */
+        /** @description Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision. */
         patch: operations["virtual_services_partial_update"];
         trace?: never;
     };
