@@ -460,7 +460,8 @@ def pool_modes(snap):
 
 def _pool_modes(snap):
     problems = []
-    for name, used in sorted(pool_modes(snap).items()):
+    modes = pool_modes(snap)
+    for name, used in sorted(modes.items()):
         pool = snap.pool(name)
         if pool is None:
             continue
@@ -472,6 +473,10 @@ def _pool_modes(snap):
             problems += _verify_ipvs_pool(pool, snap, f"pools/{name}")
         else:
             problems += _verify_proxy_pool(pool, snap, used, f"pools/{name}")
+    # A pool no service uses yet is still rendered as an HAProxy backend: its CA must exist too.
+    for pool in snap.pools:
+        if pool.name not in modes and pool.algorithm in HAPROXY_BALANCE:
+            problems += _verify_tls_ca(pool, snap, f"pools/{pool.name}")
     return problems
 
 
@@ -488,10 +493,7 @@ def _verify_proxy_pool(pool, snap, used, path):
     if pool.persistence.type not in allowed:
         kind = "an http or https" if used == {"tcp"} else "a tcp"
         problems.append((f"{path}/persistence/type", f"{pool.persistence.type} needs {kind} service"))
-    if pool.tls_ca and snap.certificate(pool.tls_ca) is None:
-        problems.append((f"{path}/tls_ca", f"certificate {pool.tls_ca!r} does not exist"))
-    if pool.tls and pool.tls_verify and not pool.tls_ca:
-        problems.append((f"{path}/tls_ca", "verifying members' certificates needs a CA bundle"))
+    problems += _verify_tls_ca(pool, snap, path)
     ipvs_only = {
         "hash_port": pool.hash_port,
         "hash_fallback": pool.hash_fallback,
@@ -522,6 +524,15 @@ def _verify_proxy_pool(pool, snap, used, path):
         ):
             if wrong:
                 problems.append((f"{cpath}/{field}", "a keepalived setting: needs a layer-4 service"))
+    return problems
+
+
+def _verify_tls_ca(pool, snap, path):
+    problems = []
+    if pool.tls_ca and snap.certificate(pool.tls_ca) is None:
+        problems.append((f"{path}/tls_ca", f"certificate {pool.tls_ca!r} does not exist"))
+    if pool.tls and pool.tls_verify and not pool.tls_ca:
+        problems.append((f"{path}/tls_ca", "verifying members' certificates needs a CA bundle"))
     return problems
 
 

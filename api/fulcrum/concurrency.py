@@ -17,6 +17,7 @@ VERSION_HELP = (
     "Raised by one on every change. Send it back (or If-Match) to change the object only if "
     "nobody else has changed it since; 409 otherwise."
 )
+VERSION_MAX = 2_147_483_647  # the column's range (PositiveIntegerField)
 IF_MATCH = OpenApiParameter(
     "If-Match",
     str,
@@ -49,7 +50,7 @@ def expected_version(request, serializer=None):
     header = request.headers.get("If-Match")
     if header is not None:
         text = header.strip().removeprefix("W/").strip('"')
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()) or len(text) > len(str(VERSION_MAX)):
             raise ValidationError({"If-Match": ['Send the version you read, e.g. "3".']})
         return int(text)
     if serializer is not None:
@@ -68,7 +69,9 @@ class VersionedSerializerMixin:
 
     def get_fields(self):
         fields = super().get_fields()
-        fields["version"] = serializers.IntegerField(required=False, min_value=1, help_text=VERSION_HELP)
+        fields["version"] = serializers.IntegerField(
+            required=False, min_value=1, max_value=VERSION_MAX, help_text=VERSION_HELP
+        )
         return fields
 
     def create(self, validated_data):

@@ -1,6 +1,8 @@
 """One error shape for the whole API."""
 
 from django.db.models import ProtectedError
+from django.http import JsonResponse
+from django.views import defaults
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -20,3 +22,22 @@ def exception_handler(exc, context):
     if isinstance(exc, VersionConflict):
         return Response({"detail": exc.detail, "version": exc.current}, status=exc.status_code)
     return drf_exception_handler(exc, context)
+
+
+def _json_under_api(django_view, status_code, detail):
+    """A Django error handler that answers JSON under /api/ and Django's page elsewhere."""
+
+    def handler(request, *args, **kwargs):
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": detail}, status=status_code)
+        return django_view(request, *args, **kwargs)
+
+    return handler
+
+
+# Errors raised outside DRF's views (no route, a suspicious request, a crash) answer in the
+# API's own shape too; fulcrum.urls names them as Django's handler400/403/404/500.
+bad_request = _json_under_api(defaults.bad_request, 400, "Bad request.")
+permission_denied = _json_under_api(defaults.permission_denied, 403, "Forbidden.")
+not_found = _json_under_api(defaults.page_not_found, 404, "Not found.")
+server_error = _json_under_api(defaults.server_error, 500, "Internal server error: see the API's log.")

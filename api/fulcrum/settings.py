@@ -6,6 +6,13 @@ DATABASE_URL           PostgreSQL; default: the private dev cluster under .state
 FULCRUM_DEBUG          "1" for development
 FULCRUM_ALLOWED_HOSTS  comma-separated, default "*" in DEBUG, "localhost" otherwise
 FULCRUM_CONSOLE_DIR    the built console (webui/dist) served at /
+FULCRUM_SECURE_COOKIES "1": session and CSRF cookies only over HTTPS
+FULCRUM_SESSION_HOURS  idle hours after which a console session ends (default 12)
+FULCRUM_TRUSTED_PROXIES comma-separated addresses/networks of reverse proxies whose
+                       X-Forwarded-For is believed (audit log, sign-in throttles); default none
+FULCRUM_LOGIN_FAILURES failed sign-ins that lock a username (default 5) ...
+FULCRUM_LOGIN_WINDOW   ... within this many seconds, and for as long (default 900)
+FULCRUM_RESTORE_MAX_BYTES the largest backup a restore takes (default 64 MiB; other bodies: 1 MiB)
 """
 
 import os
@@ -30,7 +37,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
@@ -42,12 +48,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "fulcrum.limits.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "accounts.audit.AuditMiddleware",
 ]
 
 ROOT_URLCONF = "fulcrum.urls"
@@ -70,6 +78,13 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Argon2 for new and changed passwords; older hashes still verify and are upgraded at sign-in.
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -92,22 +107,35 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = os.environ.get("FULCRUM_SECURE_COOKIES") == "1"
+# A console session ends after this long without a request (each request restarts the clock).
+SESSION_COOKIE_AGE = int(float(os.environ.get("FULCRUM_SESSION_HOURS", "12")) * 3600)
+SESSION_SAVE_EVERY_REQUEST = True
+
+FULCRUM_TRUSTED_PROXIES = [p for p in os.environ.get("FULCRUM_TRUSTED_PROXIES", "").split(",") if p.strip()]
+FULCRUM_LOGIN_FAILURES = int(os.environ.get("FULCRUM_LOGIN_FAILURES", "5"))
+FULCRUM_LOGIN_WINDOW = int(os.environ.get("FULCRUM_LOGIN_WINDOW", "900"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # Token first: its WWW-Authenticate header makes refusals 401, as scripts expect.
-        "rest_framework.authentication.TokenAuthentication",
+        # Bearer first: its WWW-Authenticate header makes refusals 401, as scripts expect.
+        "accounts.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # The role contract: see accounts/permissions.py.
+    "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "fulcrum.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["fulcrum.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "fulcrum.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
 }
-DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+# The largest request body (JSON); larger ones get 413 (fulcrum.limits), chunked ones too.
+BODY_LIMIT = 1024 * 1024
+# Paths that take more: a backup restore carries every certificate.
+BODY_LIMITS = {"/api/v1/backup/restore/": int(os.environ.get("FULCRUM_RESTORE_MAX_BYTES", 64 * 1024 * 1024))}
+# Django's own limit (it answers with a bare 400) only backs up fulcrum.limits, which checks first.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(BODY_LIMIT, *BODY_LIMITS.values())
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fulcrum API",
@@ -119,6 +147,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"VrrpStateEnum": "cluster.models.VrrpState"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "fulcrum.schema.declare_error_responses",
+    ],
 }
 
 LOGGING = {

@@ -5,3 +5,6 @@ import os
 os.environ.setdefault("FULCRUM_DEBUG", "1")
 
 from fulcrum.settings import *  # noqa: F403
+
+# Still argon2 (and pbkdf2 for old hashes), without 100 MiB and a quarter second per hash.
+PASSWORD_HASHERS = ["accounts.hashers.QuickArgon2PasswordHasher", *PASSWORD_HASHERS[1:]]  # noqa: F405

@@ -17,7 +17,7 @@ class APIViewTests:
     bad_data = []
 
     def setUp(self):
-        self.user = get_user_model().objects.create_user("tester", password="correct horse battery")
+        self.user = get_user_model().objects.create_superuser("tester", password="correct horse battery")
         self.client.force_authenticate(self.user)
 
     def create_objects(self):

@@ -5,6 +5,8 @@ from django.http import FileResponse, Http404
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from fulcrum import schema  # noqa: F401  (registers the schema extension before any schema is made)
+
 
 def console(request):
     """Serve the console's index.html for every client-side route (assets come from WhiteNoise)."""
@@ -23,6 +25,11 @@ api_v1 = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
+
+handler400 = "fulcrum.errors.bad_request"
+handler403 = "fulcrum.errors.permission_denied"
+handler404 = "fulcrum.errors.not_found"
+handler500 = "fulcrum.errors.server_error"
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),

@@ -5,3 +5,13 @@ class NodeRevisionState(models.TextChoices):
     PENDING = "pending", "Pending"
     APPLIED = "applied", "Applied"
     FAILED = "failed", "Failed"
+
+
+class ConfirmState(models.TextChoices):
+    """Where a revision applied with confirm stands."""
+
+    NONE = "none", "Not asked"
+    AWAITING = "awaiting", "Awaiting confirmation"
+    CONFIRMED = "confirmed", "Confirmed"
+    ROLLED_BACK = "rolled-back", "Rolled back"
+    ROLLBACK_FAILED = "rollback-failed", "Rollback failed"

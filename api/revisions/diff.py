@@ -3,10 +3,13 @@ rendered for each node. Pure: the caller passes snapshots and file maps in.
 
 Objects are compared by name, never by position, so reordering a list of pools is not a
 change; a rule list is ordered, and its order is part of the service. Certificate bundles
-hold private keys: a changed ``.pem`` is reported without its content.
+hold private keys: a changed ``.pem`` is reported without its content, and a secret field
+(an HA group's password) only as changed.
 """
 
 import difflib
+
+from accounts.audit import CHANGED, SECRET, is_secret
 
 # Sections of a snapshot holding named objects, with the path prefix the API uses.
 SECTIONS = {
@@ -52,9 +55,19 @@ def _fields(old, new):
     changes = []
     for path in sorted(set(flat_old) | set(flat_new)):
         before, after = flat_old.get(path), flat_new.get(path)
-        if before != after:
-            changes.append({"field": path, "old": before, "new": after})
+        if before == after:
+            continue
+        if is_secret(path.rsplit("/", 1)[-1]):
+            before, after = _hidden(before, after)
+        changes.append({"field": path, "old": before, "new": after})
     return changes
+
+
+def _hidden(before, after):
+    """A secret's old and new value as the diff shows them: set, changed or unset, never the value."""
+    if before and after:
+        return CHANGED, CHANGED
+    return (SECRET if before else before), (SECRET if after else after)
 
 
 def object_changes(old, new):

@@ -1,9 +1,13 @@
 """Revisions: immutable, compiled and checked snapshots of the operator's intent."""
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from revisions.choices import NodeRevisionState
+from revisions.choices import ConfirmState, NodeRevisionState
+
+CONFIRM_WITHIN_S_MIN = 10
+CONFIRM_WITHIN_S_MAX = 3600
 
 
 class Revision(models.Model):
@@ -16,11 +20,36 @@ class Revision(models.Model):
     )
     message = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    rollback_of = models.PositiveIntegerField(
+        null=True, blank=True, editable=False, help_text="The number of the revision whose objects this one restored."
+    )
+    # Apply with confirm: rolled back by itself unless confirmed by confirm_by.
+    confirm_within_s = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(CONFIRM_WITHIN_S_MIN), MaxValueValidator(CONFIRM_WITHIN_S_MAX)],
+        help_text="Seconds the operator has to confirm this revision; empty = no confirmation asked.",
+    )
+    confirm_by = models.DateTimeField(null=True, blank=True, editable=False)
+    confirm_state = models.CharField(
+        max_length=16, choices=ConfirmState.choices, default=ConfirmState.NONE, editable=False
+    )
+    confirm_problem = models.TextField(
+        blank=True, editable=False, help_text="Why the automatic rollback could not be made (rollback-failed)."
+    )
 
     class Meta:
         ordering = ["-number"]
         verbose_name = "revision"
         verbose_name_plural = "revisions"
+        # At most one revision awaits confirmation at a time.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["confirm_state"],
+                condition=models.Q(confirm_state="awaiting"),
+                name="revision_one_awaiting_confirmation",
+            )
+        ]
 
     def __str__(self):
         return f"r{self.number}"

@@ -6,9 +6,11 @@ so a configuration HAProxy would reject never reaches an agent.
 
 import copy
 from contextlib import contextmanager
+from datetime import timedelta
 
-from django.db import OperationalError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import F, Max
+from django.utils import timezone
 
 from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
@@ -16,6 +18,7 @@ from cluster.models import Node
 from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict
 from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy, check_keepalived
+from revisions.choices import ConfirmState
 from revisions.models import NodeRevision, Revision
 from services.models import Member
 from services.snapshot import freeze
@@ -23,6 +26,7 @@ from services.snapshot import freeze
 # Any node name works for the check when no node is registered yet.
 _CHECK_NODE = "check"
 _PUBLISH_LOCK = 0x46554C43  # "FULC": one publisher at a time
+_SERIALIZATION_FAILURE = "40001"
 
 
 class PublishError(Exception):
@@ -59,22 +63,64 @@ def compile_for_node(snapshot, node_name):
 
 
 @contextmanager
-def _publishing():
-    """One publisher at a time, with one consistent view of all objects."""
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            if outermost:
+def publishing():
+    """One publisher at a time, with one consistent view of all objects.
+
+    The outermost caller takes the lock before its transaction starts: a repeatable-read
+    snapshot is taken by the transaction's first statement, so a lock taken inside it
+    would leave a waiting publisher looking at the data from before the previous
+    publisher's commit (and reusing its revision number).
+    """
+    if connection.in_atomic_block:
+        with transaction.atomic():
+            _advisory("pg_advisory_xact_lock")
+            yield
+        return
+    _advisory("pg_advisory_lock")
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_PUBLISH_LOCK])
-        yield
+            yield
+    finally:
+        try:
+            _advisory("pg_advisory_unlock")
+        except DatabaseError:  # the connection is gone, and its session lock with it
+            connection.close()
 
 
-def publish(author, message):
-    """Create, check and publish the next revision; raise PublishError and store nothing on failure."""
-    with _publishing():
-        number = _last_number() + 1
-        return _store(freeze(number), author, message)
+def _advisory(function):
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s)", [_PUBLISH_LOCK])
+
+
+def retrying(function, attempts=3):
+    """Call ``function`` again when its repeatable-read transaction collided with another
+    writer (serialization failure), as a whole: it must be a complete transaction."""
+    for attempt in range(attempts):
+        try:
+            return function()
+        except OperationalError as err:
+            if getattr(err.__cause__, "sqlstate", None) != _SERIALIZATION_FAILURE or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def publish(author, message, confirm_within_s=None):
+    """Create, check and publish the next revision; raise PublishError and store nothing on failure.
+
+    With ``confirm_within_s`` the revision awaits confirmation (see revisions.rollback).
+    Publishing confirms a revision that awaits one, as a new commit does on Junos.
+    """
+    with publishing():
+        number = last_number() + 1
+        settle_awaiting(ConfirmState.CONFIRMED)
+        return store(freeze(number), author, message, confirm_within_s=confirm_within_s)
+
+
+def settle_awaiting(state):
+    """End the wait of the revision awaiting confirmation, if any, with ``state``."""
+    Revision.objects.filter(confirm_state=ConfirmState.AWAITING).update(confirm_state=state)
 
 
 # Member fields an operator changes at runtime, without a reload.
@@ -91,7 +137,7 @@ def publish_member_runtime(member, changes, author):
     unknown = sorted(set(changes) - set(RUNTIME_FIELDS))
     if unknown:
         raise PublishError([(f, "cannot change at runtime") for f in unknown])
-    with _publishing():
+    with publishing():
         last = Revision.objects.order_by("-number").first()
         path = f"pools/{member.pool.name}/members/{member.name}"
         live = _find(last.snapshot if last else {}, member.pool.name, member.name)
@@ -101,7 +147,7 @@ def publish_member_runtime(member, changes, author):
         snapshot["revision"] = last.number + 1
         _find(snapshot, member.pool.name, member.name).update(changes)
         words = ", ".join(f"{k} {v}" for k, v in changes.items())
-        revision = _store(snapshot, author, f"runtime: {member.pool.name}/{member.name} {words}")
+        revision = store(snapshot, author, f"runtime: {member.pool.name}/{member.name} {words}")
         Member.objects.filter(pk=member.pk).update(**changes, version=F("version") + 1)
         return revision
 
@@ -115,20 +161,11 @@ def publish_node_standby(node, standby, author, attempts=3):
     The node's own agent writes its row often (status reports), which a repeatable-read
     publish can collide with: such a collision is retried from the start.
     """
-    for attempt in range(attempts):
-        try:
-            return _publish_node_standby(node, standby, author)
-        except OperationalError as err:
-            if getattr(err.__cause__, "sqlstate", None) != _SERIALIZATION_FAILURE or attempt == attempts - 1:
-                raise
-    raise AssertionError("unreachable")
-
-
-_SERIALIZATION_FAILURE = "40001"
+    return retrying(lambda: _publish_node_standby(node, standby, author), attempts)
 
 
 def _publish_node_standby(node, standby, author):
-    with _publishing():
+    with publishing():
         last = Revision.objects.order_by("-number").first()
         entries = (last.snapshot if last else {}).get("nodes", [])
         if not any(n["name"] == node.name for n in entries):
@@ -137,7 +174,7 @@ def _publish_node_standby(node, standby, author):
         snapshot["revision"] = last.number + 1
         next(n for n in snapshot["nodes"] if n["name"] == node.name)["standby"] = standby
         word = "standby" if standby else "back in service"
-        revision = _store(snapshot, author, f"runtime: node {node.name} {word}")
+        revision = store(snapshot, author, f"runtime: node {node.name} {word}")
         Node.objects.filter(pk=node.pk).update(standby=standby, version=F("version") + 1)
         return revision
 
@@ -147,17 +184,28 @@ def _find(snapshot, pool_name, member_name):
     return next((m for m in pool["members"] if m["name"] == member_name), None) if pool else None
 
 
-def _last_number():
+def last_number():
+    """The newest revision's number; 0 before the first."""
     return Revision.objects.aggregate(last=Max("number"))["last"] or 0
 
 
-def _store(snapshot, author, message):
+def store(snapshot, author, message, confirm_within_s=None, rollback_of=None):
+    """Compile ``snapshot`` for every node and store it as the revision it names."""
     number = snapshot["revision"]
     nodes = list(Node.objects.all())
     bundles = {node.pk: compile_for_node(snapshot, node.name) for node in nodes}
     if not nodes:
         compile_for_node(snapshot, _CHECK_NODE)
-    revision = Revision.objects.create(number=number, snapshot=snapshot, author=author, message=message)
+    confirm = {}
+    if confirm_within_s:
+        confirm = {
+            "confirm_within_s": confirm_within_s,
+            "confirm_by": timezone.now() + timedelta(seconds=confirm_within_s),
+            "confirm_state": ConfirmState.AWAITING,
+        }
+    revision = Revision.objects.create(
+        number=number, snapshot=snapshot, author=author, message=message, rollback_of=rollback_of, **confirm
+    )
     NodeRevision.objects.bulk_create(
         NodeRevision(revision=revision, node=node, files=bundles[node.pk]) for node in nodes
     )

@@ -5,6 +5,10 @@ inside a lab's balancer namespace.
     with Lab() as lab, Stack(lab) as stack:
         stack.api.post("/api/v1/pools/", json={...})
 
+Without a lab it is the API alone (no node, no agent), for clients such as the CLI:
+
+    with Stack(prefix="cli") as stack: ...
+
 `make demo` and the netns / browser tests use it; nothing here is a fake.
 """
 
@@ -51,7 +55,7 @@ class ApiClient(requests.Session):
     def __init__(self, base_url, token):
         super().__init__()
         self.base_url = base_url
-        self.headers["Authorization"] = f"Token {token}"
+        self.headers["Authorization"] = f"Bearer {token}"
 
     def request(self, method, url, *args, **kwargs):
         kwargs.setdefault("timeout", 30)
@@ -72,14 +76,15 @@ class Stack:
     given ones (the demo's) are kept for the next run.
     """
 
-    def __init__(self, lab, database=None, port=None, node="lb1", workdir=None):
+    def __init__(self, lab=None, database=None, port=None, node="lb1", workdir=None, prefix=None):
         self.lab = lab
-        self.database = database or f"fulcrum_{lab.prefix}"
+        self.prefix = prefix or lab.prefix
+        self.database = database or f"fulcrum_{self.prefix}"
         self._own_database = database is None
         self.port = port or free_port()
         self.node = node
         self._own_workdir = workdir is None
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"fulcrum-stack-{lab.prefix}-"))
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"fulcrum-stack-{self.prefix}-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = None
@@ -116,11 +121,13 @@ class Stack:
         }
         self.manage("migrate", "--no-input", "-v", "0")
         self.admin_password = self._ensure_admin()
-        self._register_nodes()
+        if self.lab is not None:
+            self._register_nodes()
         self._start_api()
-        token = self.manage("drf_create_token", "admin", capture=True).stdout.split()[2]
+        token = self.manage("fulcrum_token", "admin", "--name", "test-stack", capture=True).stdout.strip()
         self.api = ApiClient(self.url, token)
-        self._start_agents()
+        if self.lab is not None:
+            self._start_agents()
 
     def stop(self):
         """Stop agents, HAProxy and API; drop the stack's database unless it was given."""
@@ -133,11 +140,12 @@ class Stack:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-        self._stop_daemons()
+        if self.lab is not None:
+            self._stop_daemons()
         if self._own_database and self.env is not None:
             pg.drop_database(self.database)
         if self._own_workdir:
-            kept = ARTIFACTS / self.lab.prefix  # the API and agent logs outlive the run
+            kept = ARTIFACTS / self.prefix  # the API and agent logs outlive the run
             kept.mkdir(parents=True, exist_ok=True)
             for log in self.workdir.glob("*.log"):
                 shutil.copy(log, kept / log.name)
@@ -196,6 +204,21 @@ class Stack:
         ]
         self._spawn("api", argv, cwd=API_DIR)
         self._wait(lambda: requests.get(f"{self.url}/api/v1/auth/me/", timeout=2).status_code == 401, "API")
+
+    def stop_api(self):
+        """Stop the API at once, as a node cut off from it sees it: requests in flight (the
+        agents' long-polls) end now. Agents and daemons keep running."""
+        proc = self._procs.pop("api")
+        proc.send_signal(signal.SIGINT)  # gunicorn's quick shutdown; SIGTERM would wait for them
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def start_api(self):
+        """Start the API again after stop_api(): same port, database and key."""
+        self._start_api()
 
     def _register_nodes(self):
         self.manage("fulcrum_node", self.node, "--token-file", str(self.workdir / "node.token"))

@@ -17,7 +17,7 @@ URL = "/api/v1/certificates/generate/"
 
 class GenerateTest(SecretAssertions, APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("g", password="correct horse battery"))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("g", password="correct horse battery"))
 
     def generate(self, **body):
         return self.client.post(URL, {"name": "self", "common_name": "www.example.com", **body}, format="json")

@@ -14,7 +14,7 @@ from services.models import Pool, VirtualService
 
 class InUseTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         chain = pki.Chain()
         self.cert = Certificate.objects.create(
             name="web", certificate=pki.cert_pem(chain.leaf), private_key=pki.key_pem(chain.leaf_key)

@@ -14,7 +14,7 @@ URL = "/api/v1/certificates/"
 
 class QueryCountTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("q", password="correct horse battery"))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("q", password="correct horse battery"))
 
     def add_rows(self, start, count):
         for i in range(start, start + count):

@@ -45,9 +45,7 @@ class VrrpStatusSerializer(StrictSerializer):
 
 
 class NodeSerializer(VersionedSerializerMixin, StrictModelSerializer):
-    applied_revision = serializers.IntegerField(
-        source="applied_revision.number", read_only=True, default=None, allow_null=True
-    )
+    applied_revision = serializers.IntegerField(source="applied_revision.number", read_only=True, allow_null=True)
     networks = serializers.ListField(child=serializers.CharField(), read_only=True)
     ipvs_status = IpvsStatusSerializer(many=True, read_only=True)
     vrrp = VrrpStatusSerializer(source="vrrp_status", many=True, read_only=True)
@@ -106,12 +104,19 @@ class NodeCreateSerializer(NodeSerializer):
 
 
 class AgentBundleSerializer(serializers.Serializer):
+    """One revision's files for one node, as the agent's long-poll delivers them."""
+
     revision = serializers.IntegerField()
     node = serializers.CharField()
     files = serializers.DictField(child=serializers.CharField())
+    confirm_by = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the revision must be confirmed by, while it awaits confirmation; null otherwise. "
+        "A node that hears nothing from the API from then on (plus a grace) goes back to the revision it ran before.",
+    )
 
 
-class AgentReportSerializer(serializers.Serializer):
+class AgentReportSerializer(StrictSerializer):
     revision = serializers.IntegerField(min_value=1)
     state = serializers.ChoiceField(choices=[NodeRevisionState.APPLIED, NodeRevisionState.FAILED])
     message = serializers.CharField(allow_blank=True, max_length=8000, required=False, default="")

@@ -7,17 +7,20 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
 from cluster.models import HaEvent, HaGroup, IpvsSync, Node
-from fulcrum.concurrency import VersionConflict, VersionedViewSetMixin, bump, expected_version
+from fulcrum.concurrency import IF_MATCH, VersionConflict, VersionedViewSetMixin, bump, expected_version
+from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
+from revisions.choices import ConfirmState
 from revisions.models import NodeRevision, Revision
 from revisions.publish import PublishError, node_revision, publish_node_standby
+from revisions.rollback import confirm_deadline, expire_confirmations
 
 LONG_POLL_MAX_S = 55
 LONG_POLL_STEP_S = 0.25
@@ -27,6 +30,7 @@ class NodeViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """Appliance nodes. Creating one returns its agent token once; it cannot be read again."""
 
     queryset = Node.objects.select_related("applied_revision")
+    operator_actions = {"standby"}  # maintenance handover (accounts.permissions)
 
     def get_serializer_class(self):
         return serializers.NodeCreateSerializer if self.action == "create" else serializers.NodeSerializer
@@ -85,7 +89,7 @@ class HaEventViewSet(viewsets.ReadOnlyModelViewSet):
             queryset = queryset.filter(node__name=node)
         if group:
             queryset = queryset.filter(group=group)
-        after = _int_param(self.request, "after", None)
+        after = int_param(self.request, "after", None)
         return queryset.filter(id__gt=after) if after is not None else queryset
 
 
@@ -96,11 +100,15 @@ class IpvsSyncView(APIView):
     def get(self, request):
         return Response(serializers.IpvsSyncSerializer(IpvsSync.load()).data)
 
-    @extend_schema(request=serializers.IpvsSyncSerializer, responses=serializers.IpvsSyncSerializer)
+    @extend_schema(
+        request=serializers.IpvsSyncSerializer, responses=serializers.IpvsSyncSerializer, parameters=[IF_MATCH]
+    )
     def put(self, request):
         return self._save(request, partial=False)
 
-    @extend_schema(request=serializers.IpvsSyncSerializer, responses=serializers.IpvsSyncSerializer)
+    @extend_schema(
+        request=serializers.IpvsSyncSerializer, responses=serializers.IpvsSyncSerializer, parameters=[IF_MATCH]
+    )
     def patch(self, request):
         return self._save(request, partial=True)
 
@@ -123,21 +131,40 @@ class AgentView(APIView):
 
 
 class AgentDesiredView(AgentView):
-    """Long-poll: answers at once when the newest revision differs from ``known``."""
+    """Long-poll: answers at once when the newest revision differs from ``known``, or when the
+    agent holds ``known`` as awaiting confirmation (``awaiting=1``) and it no longer awaits."""
 
     @extend_schema(
         parameters=[
             OpenApiParameter("known", int, description="revision number the node runs (0: none)"),
             OpenApiParameter("wait", int, description=f"seconds to wait for a change (max {LONG_POLL_MAX_S})"),
+            OpenApiParameter(
+                "awaiting",
+                int,
+                enum=[0, 1],
+                description="1: the node holds `known` as awaiting confirmation; answer at once when it stops "
+                "awaiting (confirmed), so that the node stops watching its deadline",
+            ),
         ],
-        responses={200: serializers.AgentBundleSerializer, 204: OpenApiResponse(description="no change")},
+        responses={
+            200: serializers.AgentBundleSerializer,
+            204: OpenApiResponse(description="no change"),
+            409: OpenApiResponse(description="this node's files for the revision failed their check: nothing to apply"),
+        },
     )
     def get(self, request):
-        known = _int_param(request, "known", 0)
-        deadline = time.monotonic() + min(max(_int_param(request, "wait", 0), 0), LONG_POLL_MAX_S)
+        known = int_param(request, "known", 0)
+        awaiting = int_param(request, "awaiting", 0, minimum=0, maximum=1)
+        deadline = time.monotonic() + min(max(int_param(request, "wait", 0), 0), LONG_POLL_MAX_S)
+        # A revision applied with confirm rolls back when its deadline passes unconfirmed:
+        # the agents poll all the time, so the poll that spans the deadline does it.
+        confirm_by = confirm_deadline()
         while True:
+            if confirm_by is not None and timezone.now() >= confirm_by:
+                expire_confirmations()
+                confirm_by = None
             newest = Revision.objects.order_by("-number").first()
-            if newest is not None and newest.number != known:
+            if newest is not None and _is_news(newest, known, awaiting):
                 return self._bundle(newest, request.auth)
             if time.monotonic() >= deadline:
                 return Response(status=status.HTTP_204_NO_CONTENT)
@@ -149,13 +176,28 @@ class AgentDesiredView(AgentView):
             copy = node_revision(revision, node)
         except PublishError as err:  # the node's own render failed its check: say why, apply nothing
             return Response({"detail": str(err)}, status=status.HTTP_409_CONFLICT)
-        return Response({"revision": revision.number, "node": node.name, "files": copy.files})
+        bundle = {
+            "revision": revision.number,
+            "node": node.name,
+            "files": copy.files,
+            "confirm_by": revision.confirm_by if revision.confirm_state == ConfirmState.AWAITING else None,
+        }
+        return Response(serializers.AgentBundleSerializer(bundle).data)
+
+
+def _is_news(newest, known, awaiting):
+    """Whether an agent that runs ``known`` must hear of ``newest``: another revision, or its own
+    one no longer awaiting confirmation while the agent watches that deadline (``awaiting``)."""
+    return newest.number != known or (awaiting and newest.confirm_state != ConfirmState.AWAITING)
 
 
 class AgentReportView(AgentView):
     """The agent's outcome for one revision."""
 
-    @extend_schema(request=serializers.AgentReportSerializer, responses={204: None})
+    @extend_schema(
+        request=serializers.AgentReportSerializer,
+        responses={204: None, 404: OpenApiResponse(description="this node was never sent that revision")},
+    )
     def post(self, request):
         report = serializers.AgentReportSerializer(data=request.data)
         report.is_valid(raise_exception=True)
@@ -169,16 +211,6 @@ class AgentReportView(AgentView):
         if copy.state == "applied":
             Node.objects.filter(pk=node.pk).update(applied_revision=copy.revision)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-def _int_param(request, name, default):
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValidationError({name: ["Must be an integer."]}) from None
 
 
 class AgentStatusView(AgentView):

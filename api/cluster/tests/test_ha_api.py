@@ -120,7 +120,7 @@ class HaRevisionTest(APITestCase):
     """What an apply sends each node, the standby handover, and what the agents report."""
 
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         self.lb1, self.agent1 = _node("lb1", "10.0.1.3")
         self.lb2, self.agent2 = _node("lb2", "10.0.1.4")
         web = Pool.objects.create(name="web", persistence={"type": "source"})

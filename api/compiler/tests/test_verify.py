@@ -105,6 +105,12 @@ def test_pool_shared_by_http_and_tcp_is_refused():
     assert "pools/web" in _problems(_with(mixed))
 
 
+def test_unused_pool_verifying_tls_needs_a_ca():
+    """A pool no service uses is still rendered as a backend, so its CA is checked too."""
+    data = _with(lambda d: d["pools"].append({"name": "spare", "algorithm": "round-robin", "tls": True, "members": []}))
+    assert _problems(data) == {"pools/spare/tls_ca": "verifying members' certificates needs a CA bundle"}
+
+
 def test_duplicate_member_endpoint_is_refused():
     def dup(d):
         d["pools"][0]["members"].append({**d["pools"][0]["members"][0], "name": "s2"})

@@ -10,7 +10,7 @@ from services.models import Member, Pool
 
 class ConcurrencyTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         self.pool = Pool.objects.create(name="web")
         self.url = f"/api/v1/pools/{self.pool.pk}/"
 

@@ -3,17 +3,29 @@
 from rest_framework import serializers
 
 from cluster.models import Node
-from fulcrum.serializers import StrictModelSerializer
-from revisions.choices import NodeRevisionState
+from fulcrum.serializers import StrictModelSerializer, StrictSerializer
+from revisions.backup import FORMAT
+from revisions.choices import ConfirmState, NodeRevisionState
 from revisions.models import NodeRevision, Revision
 
 
 class NodeRevisionSerializer(serializers.ModelSerializer):
+    """One node's outcome for a revision: a failed apply says why, and the node keeps
+    running its last good revision (``running_revision``)."""
+
     node = serializers.CharField(source="node.name", read_only=True)
+    message = serializers.CharField(read_only=True, help_text="The agent's report: what it did, or why it failed.")
+    running_revision = serializers.IntegerField(
+        source="node.applied_revision.number",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="The revision the node actually runs: its last good one.",
+    )
 
     class Meta:
         model = NodeRevision
-        fields = ["node", "state", "message", "updated_at"]
+        fields = ["node", "state", "message", "running_revision", "updated_at"]
         read_only_fields = fields
 
 
@@ -24,8 +36,38 @@ class RevisionSerializer(StrictModelSerializer):
 
     class Meta:
         model = Revision
-        fields = ["id", "number", "message", "author", "created_at", "nodes", "live"]
-        read_only_fields = ["id", "number", "author", "created_at", "nodes", "live"]
+        fields = [
+            "id",
+            "number",
+            "message",
+            "author",
+            "created_at",
+            "nodes",
+            "live",
+            "rollback_of",
+            "confirm_within_s",
+            "confirm_by",
+            "confirm_state",
+            "confirm_problem",
+        ]
+        read_only_fields = [
+            "id",
+            "number",
+            "author",
+            "created_at",
+            "nodes",
+            "live",
+            "rollback_of",
+            "confirm_by",
+            "confirm_state",
+            "confirm_problem",
+        ]
+        extra_kwargs = {
+            "confirm_within_s": {
+                "help_text": "Apply with confirm: unless confirmed (confirm/) within this many seconds "
+                "(10-3600), the objects go back to the previous revision, published as a new one."
+            }
+        }
 
     def get_live(self, revision) -> bool:
         # The node count is asked once per answer, not once per revision listed.
@@ -77,4 +119,42 @@ class RevisionDiffSerializer(serializers.Serializer):
     files = FileChangeSerializer(many=True)
     problems = serializers.ListField(
         child=serializers.CharField(), help_text="Nodes whose files could not be compiled for the comparison."
+    )
+
+
+class RevisionRollbackSerializer(StrictSerializer):
+    message = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, help_text="Default: rollback to rN."
+    )
+
+
+class NotAwaitingSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    confirm_state = serializers.ChoiceField(choices=ConfirmState.choices)
+
+
+class PendingSerializer(serializers.Serializer):
+    pending = serializers.BooleanField(help_text="The objects differ from the last published revision.")
+    base_revision = serializers.IntegerField(allow_null=True, help_text="The last published revision; null: none yet.")
+    objects = ObjectChangeSerializer(many=True)
+
+
+class BackupDocumentSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=[FORMAT])
+    format_version = serializers.IntegerField()
+    objects = serializers.DictField(
+        help_text="certificates (with PEMs and keys), pools, virtual_services, nodes, ha_groups, ipvs_sync."
+    )
+
+
+class BackupRestoreSerializer(StrictSerializer):
+    document = serializers.JSONField(help_text="A document from GET backup/.")
+    dry_run = serializers.BooleanField(help_text="true: only show what would change.")
+
+
+class BackupRestoreResultSerializer(serializers.Serializer):
+    changes = ObjectChangeSerializer(many=True)
+    applied = serializers.BooleanField(help_text="false for a dry run. Not published: apply it as a revision.")
+    node_tokens = serializers.DictField(
+        child=serializers.CharField(), help_text="Agent tokens of nodes the restore created (shown only here)."
     )

@@ -1,45 +1,107 @@
-"""Revisions: apply (POST) and history."""
+"""Revisions: apply (POST), history, pending changes, rollback, confirm; backup and restore."""
 
+from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from cluster.models import Node
+from revisions import backup
 from revisions.api import serializers
 from revisions.diff import file_changes, object_changes
 from revisions.models import Revision
 from revisions.publish import PublishError, node_revision, publish
+from revisions.restore import RestoreError, restore
+from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
+from services.snapshot import freeze
+
+NOT_PUBLISHED = OpenApiResponse(serializers.PublishErrorSerializer, "not published: the reasons, per object")
+
+
+def _problems(detail, err, code=status.HTTP_400_BAD_REQUEST):
+    problems = [{"path": p, "message": m} for p, m in err.problems]
+    return Response({"detail": detail, "problems": problems}, status=code)
 
 
 class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """History of applied revisions; POST applies the current objects as a new revision."""
+    """History of applied revisions; POST applies the current objects as a new revision.
 
-    queryset = Revision.objects.select_related("author").prefetch_related("node_states__node")
+    Reading the history also enforces a confirmation deadline that has passed."""
+
+    queryset = Revision.objects.select_related("author").prefetch_related("node_states__node__applied_revision")
     serializer_class = serializers.RevisionSerializer
+    operator_actions = {"create", "rollback", "confirm"}
 
     def get_serializer_class(self):
         if self.action == "retrieve":
             return serializers.RevisionDetailSerializer
         return super().get_serializer_class()
 
-    @extend_schema(
-        responses={
-            201: serializers.RevisionSerializer,
-            400: OpenApiResponse(serializers.PublishErrorSerializer, "not published: the reasons, per object"),
-        }
-    )
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if self.action in ("list", "retrieve", "pending"):
+            expire_confirmations()
+
+    @extend_schema(responses={201: serializers.RevisionSerializer, 400: NOT_PUBLISHED})
     def create(self, request, *args, **kwargs):
+        """Apply: publish the current objects. With confirm_within_s the revision rolls back by
+        itself unless confirmed in time; a new apply confirms a revision that awaits."""
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
-            revision = publish(request.user, serializer.validated_data.get("message", ""))
+            revision = publish(request.user, data.get("message", ""), data.get("confirm_within_s"))
         except PublishError as err:
-            problems = [{"path": p, "message": m} for p, m in err.problems]
-            return Response({"detail": "Not published.", "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+            return _problems("Not published.", err)
         revision = self.get_queryset().get(pk=revision.pk)
         return Response(self.get_serializer(revision).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=serializers.PendingSerializer)
+    @action(detail=False, methods=["get"])
+    def pending(self, request):
+        """What an apply would change now: the objects compared with the last published revision."""
+        last = Revision.objects.only("number", "snapshot").order_by("-number").first()
+        objects = object_changes(last.snapshot if last else {}, freeze(0))
+        body = {"pending": bool(objects), "base_revision": last.number if last else None, "objects": objects}
+        return Response(serializers.PendingSerializer(body).data)
+
+    @extend_schema(
+        request=serializers.RevisionRollbackSerializer,
+        responses={201: serializers.RevisionSerializer, 400: NOT_PUBLISHED},
+    )
+    @action(detail=True, methods=["post"])
+    def rollback(self, request, pk=None):
+        """Re-apply this revision: its objects are restored (ids kept) and published as a new
+        revision that records rollback_of."""
+        target = self.get_object()
+        body = serializers.RevisionRollbackSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            revision = rollback(target, request.user, body.validated_data.get("message", ""))
+        except RestoreError as err:
+            return _problems("Not rolled back.", err)
+        revision = self.get_queryset().get(pk=revision.pk)
+        return Response(self.get_serializer(revision).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: serializers.RevisionSerializer,
+            409: OpenApiResponse(serializers.NotAwaitingSerializer, "not awaiting confirmation"),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def confirm(self, request, pk=None):
+        """Keep this revision: it no longer rolls back by itself."""
+        try:
+            revision = confirm(self.get_object())
+        except NotAwaiting as err:
+            return Response({"detail": str(err), "confirm_state": err.state}, status=status.HTTP_409_CONFLICT)
+        return Response(serializers.RevisionSerializer(self.get_queryset().get(pk=revision.pk)).data)
 
     @extend_schema(
         parameters=[
@@ -85,3 +147,47 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         if since is None:
             raise NotFound(f"No revision {number}.")
         return since
+
+
+class BackupView(APIView):
+    """The whole configuration as one JSON document, private keys included (admins only).
+
+    The same configuration always gives the same bytes; the time is in the file name."""
+
+    admin_only = True
+
+    @extend_schema(responses={(200, "application/json"): serializers.BackupDocumentSerializer})
+    def get(self, request):
+        response = HttpResponse(backup.render(backup.export_document()), content_type="application/json")
+        name = f"fulcrum-backup-{timezone.now():%Y%m%dT%H%M%SZ}.json"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+class BackupRestoreView(APIView):
+    """Make the objects equal to a backup (admins only); a dry run only shows what would change.
+
+    Objects are matched by name and keep their ids; nothing is published: the result shows
+    as pending changes until it is applied."""
+
+    admin_only = True
+
+    @extend_schema(
+        request=serializers.BackupRestoreSerializer,
+        responses={
+            200: serializers.BackupRestoreResultSerializer,
+            400: OpenApiResponse(serializers.PublishErrorSerializer, "not restored: the reasons, per object"),
+        },
+    )
+    def post(self, request):
+        body = serializers.BackupRestoreSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        dry_run = body.validated_data["dry_run"]
+        try:
+            result = restore(backup.read_document(body.validated_data["document"]), dry_run=dry_run)
+        except backup.DocumentError as err:
+            return _problems("Not a backup this appliance reads.", err)
+        except RestoreError as err:
+            return _problems("Not restored.", err)
+        answer = {"changes": result.changes, "applied": not dry_run, "node_tokens": result.node_tokens}
+        return Response(serializers.BackupRestoreResultSerializer(answer).data)

@@ -44,6 +44,17 @@ def test_added_removed_and_singletons():
     }
 
 
+def test_secret_fields_show_only_that_they_changed():
+    group = {"name": "front", "vrid": 51, "auth_password": "hunter22"}
+    changed = object_changes({"ha_groups": [group]}, {"ha_groups": [{**group, "auth_password": "tiger99"}]})
+    assert changed[0]["fields"] == [{"field": "auth_password", "old": "(changed)", "new": "(changed)"}]
+    added = object_changes({}, {"ha_groups": [group]})
+    assert {"field": "auth_password", "old": None, "new": "(secret)"} in added[0]["fields"]
+    removed = object_changes({"ha_groups": [group]}, {"ha_groups": [{**group, "auth_password": ""}]})
+    assert removed[0]["fields"] == [{"field": "auth_password", "old": "(secret)", "new": ""}]
+    assert "hunter22" not in json.dumps([changed, added, removed])
+
+
 def test_file_diffs_are_unified_and_hide_keys():
     old = {"haproxy.cfg": "a\nweight 1\n", "haproxy.d/cert-x.pem": "-----BEGIN PRIVATE KEY-----\nold\n"}
     new = {"haproxy.cfg": "a\nweight 3\n", "haproxy.d/cert-x.pem": "-----BEGIN PRIVATE KEY-----\nnew\n"}
@@ -62,7 +73,7 @@ def test_file_diffs_are_unified_and_hide_keys():
 
 class RevisionDiffApiTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         make_service()
         Node.objects.create(name="lb1", token_hash="x" * 64)
 

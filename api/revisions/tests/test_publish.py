@@ -21,7 +21,7 @@ def make_service():
 
 class PublishTest(APITestCase):
     def setUp(self):
-        self.user = get_user_model().objects.create_user("ops", password="correct horse battery")
+        self.user = get_user_model().objects.create_superuser("ops", password="correct horse battery")
         self.client.force_authenticate(self.user)
         make_service()
         self.node = Node(name="lb1")
@@ -73,7 +73,7 @@ class PublishTest(APITestCase):
 
 class AgentProtocolTest(APITestCase):
     def setUp(self):
-        self.user = get_user_model().objects.create_user("ops", password="correct horse battery")
+        self.user = get_user_model().objects.create_superuser("ops", password="correct horse battery")
         make_service()
         admin = APIClient()
         admin.force_authenticate(self.user)

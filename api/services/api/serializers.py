@@ -300,6 +300,7 @@ class RuleSerializer(VersionedSerializerMixin, StrictModelSerializer):
     conditions = ConditionSerializer(many=True, help_text="All must match (AND).")
     position = serializers.IntegerField(
         min_value=0,
+        max_value=rules.RULES_PER_SERVICE_MAX,
         required=False,
         help_text="0 is evaluated first. On create, omitted = last; others move down to make room.",
     )

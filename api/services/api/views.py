@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from fulcrum.concurrency import VersionedViewSetMixin
+from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.publish import PublishError, publish_member_runtime
 from services.api import serializers
@@ -41,9 +42,9 @@ class RuleViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     serializer_class = serializers.RuleSerializer
 
     def get_queryset(self):
-        service = self.request.query_params.get("virtual_service")
+        service = int_param(self.request, "virtual_service")
         queryset = super().get_queryset()
-        return queryset.filter(virtual_service_id=service) if service and service.isdigit() else queryset
+        return queryset.filter(virtual_service_id=service) if service is not None else queryset
 
     @transaction.atomic
     def perform_destroy(self, instance):
@@ -60,6 +61,7 @@ class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
 
     queryset = Member.objects.select_related("pool")
     serializer_class = serializers.MemberSerializer
+    operator_actions = {"runtime"}  # enable, drain, disable (accounts.permissions)
 
     @extend_schema(
         request=serializers.MemberRuntimeSerializer,
@@ -84,9 +86,9 @@ class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
         return Response({"member": serializers.MemberSerializer(member).data, "revision": revision.number})
 
     def get_queryset(self):
-        pool = self.request.query_params.get("pool")
+        pool = int_param(self.request, "pool")
         queryset = super().get_queryset()
-        return queryset.filter(pool_id=pool) if pool and pool.isdigit() else queryset
+        return queryset.filter(pool_id=pool) if pool is not None else queryset
 
 
 class HealthCheckViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):

@@ -14,7 +14,7 @@ from services.models import HealthCheck, Member, Pool, VirtualService
 
 class DllcTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         self.node = Node.objects.create(name="lb1")
         token = self.node.rotate_token()
         self.node.save()

@@ -14,7 +14,7 @@ from services.models import HealthCheck, Member, Pool, VirtualService
 
 
 def _login(client):
-    client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+    client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
 
 
 class Layer4ServiceTest(APIViewTests, APITestCase):

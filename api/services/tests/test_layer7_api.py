@@ -114,7 +114,7 @@ class RuleTest(APIViewTests, APITestCase):
 
 class Layer7ServiceTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         self.web = Pool.objects.create(name="web")
 
     def _post(self, **fields):
@@ -182,7 +182,7 @@ class Layer7ServiceTest(APITestCase):
 
 class MemberRuntimeTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("ops", password="x" * 12))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
         self.node = Node.objects.create(name="lb1")
         self.pool = Pool.objects.create(name="web", algorithm="weighted-round-robin")
         self.s1 = Member.objects.create(pool=self.pool, name="s1", address="10.0.1.1", port=80, weight=2)

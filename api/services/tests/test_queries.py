@@ -12,7 +12,7 @@ ENDPOINTS = ["/api/v1/pools/", "/api/v1/members/", "/api/v1/virtual-services/", 
 
 class QueryCountTest(APITestCase):
     def setUp(self):
-        self.client.force_authenticate(get_user_model().objects.create_user("q", password="correct horse battery"))
+        self.client.force_authenticate(get_user_model().objects.create_superuser("q", password="correct horse battery"))
 
     def add_rows(self, start, count):
         for i in range(start, start + count):

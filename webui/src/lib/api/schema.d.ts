@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Long-poll: answers at once when the newest revision differs from ``known``. */
+        /**
+         * @description Long-poll: answers at once when the newest revision differs from ``known``, or when the
+         *     agent holds ``known`` as awaiting confirmation (``awaiting=1``) and it no longer awaits.
+         */
         get: operations["agent_desired_retrieve"];
         put?: never;
         post?: never;
@@ -72,6 +75,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The audit log (admins and operators), newest first: every change made through the
+         *     API, and every sign-in, sign-out and failed sign-in. It cannot be changed or deleted.
+         */
+        get: operations["audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The audit log (admins and operators), newest first: every change made through the
+         *     API, and every sign-in, sign-out and failed sign-in. It cannot be changed or deleted.
+         */
+        get: operations["audit_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The entries the same filters select, as a CSV or JSON Lines download (streamed). */
+        get: operations["audit_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login/": {
         parameters: {
             query?: never;
@@ -98,6 +158,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description End the console session. */
         post: operations["auth_logout_create"];
         delete?: never;
         options?: never;
@@ -112,10 +173,30 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Who is signed in; also hands the console its CSRF cookie. */
+        /** @description Who is signed in, with the role this request acts with; also hands the console its CSRF cookie. */
         get: operations["auth_me_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Change your own password. Your other console sessions end; this one goes on. Your
+         *     API tokens keep working unless ``revoke_tokens`` is true.
+         */
+        post: operations["auth_password_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -131,8 +212,54 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Exchange a username and password for the user's API token (send as ``Authorization: Token <key>``). */
+        /**
+         * @description Sign in for scripts and the CLI: a username and password give a new named API token
+         *     (send it as ``Authorization: Bearer <token>``). The secret is shown only in this answer.
+         */
         post: operations["auth_token_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/backup/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The whole configuration as one JSON document, private keys included (admins only).
+         *
+         *     The same configuration always gives the same bytes; the time is in the file name.
+         */
+        get: operations["backup_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/backup/restore/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Make the objects equal to a backup (admins only); a dry run only shows what would change.
+         *
+         *     Objects are matched by name and keep their ids; nothing is published: the result shows
+         *     as pending changes until it is applied.
+         */
+        post: operations["backup_restore_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -500,10 +627,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description History of applied revisions; POST applies the current objects as a new revision. */
+        /**
+         * @description History of applied revisions; POST applies the current objects as a new revision.
+         *
+         *     Reading the history also enforces a confirmation deadline that has passed.
+         */
         get: operations["revisions_list"];
         put?: never;
-        /** @description History of applied revisions; POST applies the current objects as a new revision. */
+        /**
+         * @description Apply: publish the current objects. With confirm_within_s the revision rolls back by
+         *     itself unless confirmed in time; a new apply confirms a revision that awaits.
+         */
         post: operations["revisions_create"];
         delete?: never;
         options?: never;
@@ -518,10 +652,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description History of applied revisions; POST applies the current objects as a new revision. */
+        /**
+         * @description History of applied revisions; POST applies the current objects as a new revision.
+         *
+         *     Reading the history also enforces a confirmation deadline that has passed.
+         */
         get: operations["revisions_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/revisions/{id}/confirm/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Keep this revision: it no longer rolls back by itself. */
+        post: operations["revisions_confirm_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -537,6 +692,43 @@ export interface paths {
         };
         /** @description What this revision changed: the objects, and every node's rendered files. */
         get: operations["revisions_diff_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/revisions/{id}/rollback/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Re-apply this revision: its objects are restored (ids kept) and published as a new
+         *     revision that records rollback_of.
+         */
+        post: operations["revisions_rollback_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/revisions/pending/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What an apply would change now: the objects compared with the last published revision. */
+        get: operations["revisions_pending_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -601,6 +793,114 @@ export interface paths {
         patch: operations["rules_partial_update"];
         trace?: never;
     };
+    "/api/v1/tokens/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Named API tokens. Everyone manages their own (with at most their own role); admins
+         *     see and revoke everyone's. ``DELETE`` revokes: the token stops working at once and
+         *     stays listed as revoked, so the audit log can still name it.
+         */
+        get: operations["tokens_list"];
+        put?: never;
+        /**
+         * @description Named API tokens. Everyone manages their own (with at most their own role); admins
+         *     see and revoke everyone's. ``DELETE`` revokes: the token stops working at once and
+         *     stays listed as revoked, so the audit log can still name it.
+         */
+        post: operations["tokens_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Named API tokens. Everyone manages their own (with at most their own role); admins
+         *     see and revoke everyone's. ``DELETE`` revokes: the token stops working at once and
+         *     stays listed as revoked, so the audit log can still name it.
+         */
+        get: operations["tokens_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Named API tokens. Everyone manages their own (with at most their own role); admins
+         *     see and revoke everyone's. ``DELETE`` revokes: the token stops working at once and
+         *     stays listed as revoked, so the audit log can still name it.
+         */
+        delete: operations["tokens_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description People (admins only). The last active admin cannot be removed, demoted or deactivated,
+         *     and nobody can delete themselves.
+         */
+        get: operations["users_list"];
+        put?: never;
+        /**
+         * @description People (admins only). The last active admin cannot be removed, demoted or deactivated,
+         *     and nobody can delete themselves.
+         */
+        post: operations["users_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description People (admins only). The last active admin cannot be removed, demoted or deactivated,
+         *     and nobody can delete themselves.
+         */
+        get: operations["users_retrieve"];
+        /**
+         * @description People (admins only). The last active admin cannot be removed, demoted or deactivated,
+         *     and nobody can delete themselves.
+         */
+        put: operations["users_update"];
+        post?: never;
+        /**
+         * @description People (admins only). The last active admin cannot be removed, demoted or deactivated,
+         *     and nobody can delete themselves.
+         */
+        delete: operations["users_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * @description People (admins only). The last active admin cannot be removed, demoted or deactivated,
+         *     and nobody can delete themselves.
+         */
+        patch: operations["users_partial_update"];
+        trace?: never;
+    };
     "/api/v1/virtual-services/": {
         parameters: {
             query?: never;
@@ -654,12 +954,18 @@ export interface components {
          * @enum {string}
          */
         ActionEnum: "use_pool" | "redirect" | "deny" | "set_request_header" | "remove_request_header" | "set_response_header" | "remove_response_header";
+        /** @description One revision's files for one node, as the agent's long-poll delivers them. */
         AgentBundle: {
             revision: number;
             node: string;
             files: {
                 [key: string]: string;
             };
+            /**
+             * Format: date-time
+             * @description When the revision must be confirmed by, while it awaits confirmation; null otherwise. A node that hears nothing from the API from then on (plus a grace) goes back to the revision it ran before.
+             */
+            confirm_by: string | null;
         };
         /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         AgentEventRequest: {
@@ -677,6 +983,7 @@ export interface components {
         AgentEventsRequest: {
             events: components["schemas"]["AgentEventRequest"][];
         };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         AgentReportRequest: {
             revision: number;
             state: components["schemas"]["AgentReportStateEnum"];
@@ -709,6 +1016,142 @@ export interface components {
          * @enum {string}
          */
         AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "least-connections-unweighted" | "source-hash" | "maglev-hash" | "shortest-expected-delay" | "never-queue" | "dynamic-least-load";
+        /** @description A named API token; the secret is only in the answer that creates it. */
+        ApiToken: {
+            readonly id: number;
+            /** @description 1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit. */
+            name: string;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly owner: string;
+            /**
+             * @description At most your own role; default: your own role.
+             *
+             *     * `viewer` - Viewer (read only)
+             *     * `operator` - Operator (read; enable, drain and disable members; apply, roll back)
+             *     * `admin` - Admin (everything)
+             */
+            role?: components["schemas"]["RoleEnum"];
+            /** @description The first characters, to tell tokens apart. */
+            readonly prefix: string;
+            /** @description active, expired or revoked. */
+            readonly state: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /**
+             * Format: date-time
+             * @description Empty: never expires.
+             */
+            expires_at?: string | null;
+            /** Format: date-time */
+            readonly last_used_at: string | null;
+            readonly last_used_from: string | null;
+            /** Format: date-time */
+            readonly revoked_at: string | null;
+        };
+        /** @description The create answer: the token's fields and, this once, the secret. */
+        ApiTokenCreated: {
+            readonly id: number;
+            /** @description 1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit. */
+            name: string;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly owner: string;
+            /**
+             * @description At most your own role; default: your own role.
+             *
+             *     * `viewer` - Viewer (read only)
+             *     * `operator` - Operator (read; enable, drain and disable members; apply, roll back)
+             *     * `admin` - Admin (everything)
+             */
+            role?: components["schemas"]["RoleEnum"];
+            /** @description The first characters, to tell tokens apart. */
+            readonly prefix: string;
+            /** @description active, expired or revoked. */
+            readonly state: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /**
+             * Format: date-time
+             * @description Empty: never expires.
+             */
+            expires_at?: string | null;
+            /** Format: date-time */
+            readonly last_used_at: string | null;
+            readonly last_used_from: string | null;
+            /** Format: date-time */
+            readonly revoked_at: string | null;
+            /** @description The secret: shown only in this answer. */
+            readonly token: string;
+        };
+        /** @description A named API token; the secret is only in the answer that creates it. */
+        ApiTokenRequest: {
+            /** @description 1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit. */
+            name: string;
+            /**
+             * @description At most your own role; default: your own role.
+             *
+             *     * `viewer` - Viewer (read only)
+             *     * `operator` - Operator (read; enable, drain and disable members; apply, roll back)
+             *     * `admin` - Admin (everything)
+             */
+            role?: components["schemas"]["RoleEnum"];
+            /**
+             * Format: date-time
+             * @description Empty: never expires.
+             */
+            expires_at?: string | null;
+            /** @description Instead of expires_at: the token's lifetime from now. */
+            expires_in_days?: number;
+        };
+        /** @description One audit entry. */
+        AuditEntry: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly time: string;
+            readonly actor: string;
+            readonly token: string;
+            /** @description The client's address. */
+            readonly address: string | null;
+            readonly method: string;
+            readonly path: string;
+            /** @description create, update, delete, runtime, apply, sign-in... */
+            readonly action: string;
+            /** @description e.g. pool, virtual-service, user. */
+            readonly object_type: string;
+            readonly object_id: string;
+            readonly object_name: string;
+            readonly status: number | null;
+            /** @description Update: {field: [old, new]}; create: the new values; delete: the old ones. Secrets never shown. */
+            readonly changes: unknown;
+            /** @description Other objects the same request changed, each with its changes. */
+            readonly related: unknown;
+            /** @description The request body, secrets removed: what was asked (the changes say what was done). */
+            readonly body: unknown;
+            readonly detail: string;
+        };
+        BackupDocument: {
+            format: components["schemas"]["FormatEnum"];
+            format_version: number;
+            /** @description certificates (with PEMs and keys), pools, virtual_services, nodes, ha_groups, ipvs_sync. */
+            objects: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        BackupRestoreRequest: {
+            /** @description A document from GET backup/. */
+            document: unknown;
+            /** @description true: only show what would change. */
+            dry_run: boolean;
+        };
+        BackupRestoreResult: {
+            changes: components["schemas"]["ObjectChange"][];
+            /** @description false for a dry run. Not published: apply it as a revision. */
+            applied: boolean;
+            /** @description Agent tokens of nodes the restore created (shown only here). */
+            node_tokens: {
+                [key: string]: string;
+            };
+        };
         /** @enum {unknown} */
         BlankEnum: "";
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
@@ -816,6 +1259,22 @@ export interface components {
             negate: boolean;
         };
         /**
+         * @description * `none` - Not asked
+         *     * `awaiting` - Awaiting confirmation
+         *     * `confirmed` - Confirmed
+         *     * `rolled-back` - Rolled back
+         *     * `rollback-failed` - Rollback failed
+         * @enum {string}
+         */
+        ConfirmStateEnum: "none" | "awaiting" | "confirmed" | "rolled-back" | "rollback-failed";
+        /** @description Not changed: `{detail, version}` when the version sent is stale, `{detail}` when the object is still in use. */
+        ConflictError: {
+            /** @description What went wrong, for a person. */
+            detail: string;
+            /** @description The current version: read the object again, repeat. */
+            version?: number;
+        };
+        /**
          * @description * `400` - 400
          *     * `401` - 401
          *     * `403` - 403
@@ -846,6 +1305,24 @@ export interface components {
          * @enum {string}
          */
         DnsTypeEnum: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "SOA" | "TXT";
+        /** @description Why a request was refused. One of: `{detail}`; field errors `{field: [message]}` (`non_field_errors` for the object as a whole); `{detail, problems}` when the compiler or a node refused. */
+        Error: {
+            /** @description What went wrong, for a person. */
+            detail?: string;
+            /** @description Problems of the object as a whole. */
+            non_field_errors?: string[];
+            /** @description Each object the check refused, with why. */
+            problems?: {
+                path: string;
+                message: string;
+            }[];
+        } & {
+            [key: string]: (string | {
+                [key: string]: unknown;
+            })[] | {
+                [key: string]: unknown;
+            };
+        };
         /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         ErrorPage: {
             status: components["schemas"]["StatusEnum"];
@@ -880,6 +1357,11 @@ export interface components {
             /** @description Unified diff; certificate bundles are not shown. */
             diff: string;
         };
+        /**
+         * @description * `fulcrum-backup` - fulcrum-backup
+         * @enum {string}
+         */
+        FormatEnum: "fulcrum-backup";
         /**
          * @description * `none` - None
          *     * `x-forwarded-for` - X-forwarded-for
@@ -1152,9 +1634,22 @@ export interface components {
          * @enum {string}
          */
         LayerEnum: "ipvs" | "haproxy";
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         LoginRequest: {
             username: string;
             password: string;
+        };
+        /** @description The signed-in person. */
+        Me: {
+            readonly id: number;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly username: string;
+            /**
+             * Superuser status
+             * @description Designates that this user has all permissions without explicitly assigning them.
+             */
+            readonly is_superuser: boolean;
+            readonly role: components["schemas"]["RoleEnum"];
         };
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Member: {
@@ -1357,10 +1852,17 @@ export interface components {
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
         };
+        /**
+         * @description One node's outcome for a revision: a failed apply says why, and the node keeps
+         *     running its last good revision (``running_revision``).
+         */
         NodeRevision: {
             readonly node: string;
             readonly state: components["schemas"]["NodeRevisionStateEnum"];
+            /** @description The agent's report: what it did, or why it failed. */
             readonly message: string;
+            /** @description The revision the node actually runs: its last good one. */
+            readonly running_revision: number | null;
             /** Format: date-time */
             readonly updated_at: string;
         };
@@ -1381,6 +1883,10 @@ export interface components {
             /** @description The revision that carries the change. */
             revision: number;
         };
+        NotAwaiting: {
+            detail: string;
+            confirm_state: components["schemas"]["ConfirmStateEnum"];
+        };
         ObjectChange: {
             /** @description The object, as the API names it: pools/web. */
             path: string;
@@ -1393,6 +1899,36 @@ export interface components {
          * @enum {string}
          */
         OnFailureEnum: "remove" | "quiesce";
+        PaginatedApiTokenList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ApiToken"][];
+        };
+        PaginatedAuditEntryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["AuditEntry"][];
+        };
         PaginatedCertificateList: {
             /** @example 123 */
             count: number;
@@ -1528,6 +2064,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Rule"][];
         };
+        PaginatedUserList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["User"][];
+        };
         PaginatedVirtualServiceList: {
             /** @example 123 */
             count: number;
@@ -1542,6 +2093,16 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["VirtualService"][];
+        };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        PasswordChangeRequest: {
+            old_password: string;
+            new_password: string;
+            /**
+             * @description Also revoke every API token of yours (your other sessions end in any case).
+             * @default false
+             */
+            revoke_tokens: boolean;
         };
         /**
          * @description An update: name and description change; content is fixed once created. Content sent
@@ -1743,6 +2304,22 @@ export interface components {
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
         };
+        /** @description A person who signs in to the console, the API or the CLI. */
+        PatchedUserRequest: {
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username?: string;
+            /** @default viewer */
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            is_active?: boolean;
+            /** @description Required on create. Setting it ends the person's sessions; their API tokens keep working. */
+            password?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
+        };
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         PatchedVirtualServiceRequest: {
             name?: string;
@@ -1802,6 +2379,13 @@ export interface components {
             error_pages?: components["schemas"]["ErrorPageRequest"][];
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
+        };
+        Pending: {
+            /** @description The objects differ from the last published revision. */
+            pending: boolean;
+            /** @description The last published revision; null: none yet. */
+            base_revision: number | null;
+            objects: components["schemas"]["ObjectChange"][];
         };
         /** @description How a client keeps its server. Fields that do not apply to ``type`` are ignored. */
         Persistence: {
@@ -2034,6 +2618,15 @@ export interface components {
             readonly nodes: components["schemas"]["NodeRevision"][];
             /** @description Every registered node has applied this revision. */
             readonly live: boolean;
+            /** @description The number of the revision whose objects this one restored. */
+            readonly rollback_of: number | null;
+            /** @description Apply with confirm: unless confirmed (confirm/) within this many seconds (10-3600), the objects go back to the previous revision, published as a new one. */
+            confirm_within_s?: number | null;
+            /** Format: date-time */
+            readonly confirm_by: string | null;
+            readonly confirm_state: components["schemas"]["ConfirmStateEnum"];
+            /** @description Why the automatic rollback could not be made (rollback-failed). */
+            readonly confirm_problem: string;
         };
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -2051,6 +2644,15 @@ export interface components {
             readonly nodes: components["schemas"]["NodeRevision"][];
             /** @description Every registered node has applied this revision. */
             readonly live: boolean;
+            /** @description The number of the revision whose objects this one restored. */
+            readonly rollback_of: number | null;
+            /** @description Apply with confirm: unless confirmed (confirm/) within this many seconds (10-3600), the objects go back to the previous revision, published as a new one. */
+            confirm_within_s?: number | null;
+            /** Format: date-time */
+            readonly confirm_by: string | null;
+            readonly confirm_state: components["schemas"]["ConfirmStateEnum"];
+            /** @description Why the automatic rollback could not be made (rollback-failed). */
+            readonly confirm_problem: string;
             readonly snapshot: unknown;
         };
         RevisionDiff: {
@@ -2070,7 +2672,21 @@ export interface components {
          */
         RevisionRequest: {
             message?: string;
+            /** @description Apply with confirm: unless confirmed (confirm/) within this many seconds (10-3600), the objects go back to the previous revision, published as a new one. */
+            confirm_within_s?: number | null;
         };
+        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        RevisionRollbackRequest: {
+            /** @description Default: rollback to rN. */
+            message?: string;
+        };
+        /**
+         * @description * `viewer` - Viewer (read only)
+         *     * `operator` - Operator (read; enable, drain and disable members; apply, roll back)
+         *     * `admin` - Admin (everything)
+         * @enum {string}
+         */
+        RoleEnum: "viewer" | "operator" | "admin";
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Rule: {
             readonly id: number;
@@ -2110,6 +2726,35 @@ export interface components {
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
         };
+        /** @description ``POST /auth/token/``: credentials, and what the new token should be. */
+        SignInTokenRequest: {
+            username: string;
+            password: string;
+            /** @description Default: "sign-in-<UTC time>". */
+            name?: string;
+            /**
+             * @description At most yours; default: yours.
+             *
+             *     * `viewer` - Viewer (read only)
+             *     * `operator` - Operator (read; enable, drain and disable members; apply, roll back)
+             *     * `admin` - Admin (everything)
+             */
+            role?: components["schemas"]["RoleEnum"];
+            /**
+             * @description Default 30.
+             * @default 30
+             */
+            expires_in_days: number;
+        };
+        SignInTokenResult: {
+            id: number;
+            name: string;
+            /** @description The secret: send as 'Authorization: Bearer <token>'. Shown only once. */
+            token: string;
+            role: components["schemas"]["RoleEnum"];
+            /** Format: date-time */
+            expires_at: string | null;
+        };
         /**
          * @description * `400` - 400
          *     * `401` - 401
@@ -2137,18 +2782,40 @@ export interface components {
          * @enum {string}
          */
         TlsPolicyEnum: "modern" | "intermediate" | "legacy";
-        Token: {
-            readonly token: string;
-        };
+        /** @description A person who signs in to the console, the API or the CLI. */
         User: {
             readonly id: number;
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
-            readonly username: string;
+            username: string;
+            /** @default viewer */
+            role: components["schemas"]["RoleEnum"];
             /**
-             * Superuser status
-             * @description Designates that this user has all permissions without explicitly assigning them.
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
              */
-            readonly is_superuser: boolean;
+            is_active?: boolean;
+            /** Format: date-time */
+            readonly last_login: string | null;
+            /** Format: date-time */
+            readonly date_joined: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
+        };
+        /** @description A person who signs in to the console, the API or the CLI. */
+        UserRequest: {
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username: string;
+            /** @default viewer */
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            is_active?: boolean;
+            /** @description Required on create. Setting it ends the person's sessions; their API tokens keep working. */
+            password?: string;
+            /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
+            version?: number;
         };
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         VirtualService: {
@@ -2315,7 +2982,80 @@ export interface components {
          */
         VrrpVersionEnum: 2 | 3;
     };
-    responses: never;
+    responses: {
+        /** @description Bad input: field errors, or `detail` for a body that is not JSON or a bad parameter. Nothing changed. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Not changed: the version sent is stale, or the object is still in use. */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ConflictError"];
+            };
+        };
+        /** @description Not allowed: your role does not permit this, or wrong username or password. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such object. */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than the limit. */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many attempts: wait for the seconds in `Retry-After`. */
+        TooManyRequests: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No credentials, or unknown, expired or revoked ones. */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is not sent as `application/json`. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -2326,6 +3066,8 @@ export interface operations {
     agent_desired_retrieve: {
         parameters: {
             query?: {
+                /** @description 1: the node holds `known` as awaiting confirmation; answer at once when it stops awaiting (confirmed), so that the node stops watching its deadline */
+                awaiting?: 0 | 1;
                 /** @description revision number the node runs (0: none) */
                 known?: number;
                 /** @description seconds to wait for a change (max 55) */
@@ -2352,6 +3094,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description this node's files for the revision failed their check: nothing to apply */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     agent_events_create: {
@@ -2374,6 +3128,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     agent_reports_create: {
@@ -2396,6 +3155,20 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description this node was never sent that revision */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     agent_status_create: {
@@ -2418,6 +3191,122 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    audit_list: {
+        parameters: {
+            query?: {
+                /** @description e.g. update, or several: create,update,delete */
+                action?: string;
+                /** @description username (exact) */
+                actor?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description the object's name (exact, any case) */
+                object_name?: string;
+                /** @description e.g. pool, virtual-service, user, api-token */
+                object_type?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description text in the path, object name, actor or detail */
+                q?: string;
+                /** @description ISO 8601 time or date: entries at or after it */
+                since?: string;
+                /** @description ok, failed, or an HTTP status code */
+                status?: string;
+                /** @description ISO 8601 time or date: entries before it */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAuditEntryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    audit_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this audit entry. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    audit_export_retrieve: {
+        parameters: {
+            query?: {
+                /** @description e.g. update, or several: create,update,delete */
+                action?: string;
+                /** @description username (exact) */
+                actor?: string;
+                /** @description csv (default) or jsonl */
+                format?: "csv" | "jsonl";
+                /** @description the object's name (exact, any case) */
+                object_name?: string;
+                /** @description e.g. pool, virtual-service, user, api-token */
+                object_type?: string;
+                /** @description text in the path, object name, actor or detail */
+                q?: string;
+                /** @description ISO 8601 time or date: entries at or after it */
+                since?: string;
+                /** @description ok, failed, or an HTTP status code */
+                status?: string;
+                /** @description ISO 8601 time or date: entries before it */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/jsonl": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     auth_login_create: {
@@ -2438,9 +3327,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     auth_logout_create: {
@@ -2459,6 +3353,9 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     auth_me_retrieve: {
@@ -2475,9 +3372,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    auth_password_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     auth_token_create: {
@@ -2489,7 +3416,65 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LoginRequest"];
+                "application/json": components["schemas"]["SignInTokenRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInTokenResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description throttled */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    backup_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    backup_restore_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupRestoreRequest"];
             };
         };
         responses: {
@@ -2498,9 +3483,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Token"];
+                    "application/json": components["schemas"]["BackupRestoreResult"];
                 };
             };
+            /** @description not restored: the reasons, per object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishError"] | components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     certificates_list: {
@@ -2525,6 +3523,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedCertificateList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     certificates_create: {
@@ -2548,6 +3549,11 @@ export interface operations {
                     "application/json": components["schemas"]["Certificate"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     certificates_retrieve: {
@@ -2570,6 +3576,10 @@ export interface operations {
                     "application/json": components["schemas"]["Certificate"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     certificates_destroy: {
@@ -2594,6 +3604,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     certificates_partial_update: {
@@ -2623,6 +3638,13 @@ export interface operations {
                     "application/json": components["schemas"]["Certificate"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     certificates_generate_create: {
@@ -2646,6 +3668,11 @@ export interface operations {
                     "application/json": components["schemas"]["Certificate"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     ha_events_list: {
@@ -2676,6 +3703,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedHaEventList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     ha_events_retrieve: {
@@ -2698,6 +3728,10 @@ export interface operations {
                     "application/json": components["schemas"]["HaEvent"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     ha_groups_list: {
@@ -2722,6 +3756,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedHaGroupList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     ha_groups_create: {
@@ -2745,6 +3782,11 @@ export interface operations {
                     "application/json": components["schemas"]["HaGroup"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     ha_groups_retrieve: {
@@ -2767,6 +3809,10 @@ export interface operations {
                     "application/json": components["schemas"]["HaGroup"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     ha_groups_update: {
@@ -2796,6 +3842,13 @@ export interface operations {
                     "application/json": components["schemas"]["HaGroup"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     ha_groups_destroy: {
@@ -2820,6 +3873,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     ha_groups_partial_update: {
@@ -2849,6 +3907,13 @@ export interface operations {
                     "application/json": components["schemas"]["HaGroup"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     health_checks_list: {
@@ -2873,6 +3938,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedHealthCheckList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     health_checks_create: {
@@ -2896,6 +3964,11 @@ export interface operations {
                     "application/json": components["schemas"]["HealthCheck"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     health_checks_retrieve: {
@@ -2918,6 +3991,10 @@ export interface operations {
                     "application/json": components["schemas"]["HealthCheck"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     health_checks_update: {
@@ -2947,6 +4024,13 @@ export interface operations {
                     "application/json": components["schemas"]["HealthCheck"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     health_checks_destroy: {
@@ -2971,6 +4055,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     health_checks_partial_update: {
@@ -3000,6 +4089,13 @@ export interface operations {
                     "application/json": components["schemas"]["HealthCheck"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     ipvs_sync_retrieve: {
@@ -3019,12 +4115,18 @@ export interface operations {
                     "application/json": components["schemas"]["IpvsSync"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     ipvs_sync_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3042,12 +4144,21 @@ export interface operations {
                     "application/json": components["schemas"]["IpvsSync"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     ipvs_sync_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3065,6 +4176,12 @@ export interface operations {
                     "application/json": components["schemas"]["IpvsSync"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     members_list: {
@@ -3091,6 +4208,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedMemberList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     members_create: {
@@ -3114,6 +4234,11 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     members_retrieve: {
@@ -3136,6 +4261,10 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     members_update: {
@@ -3165,6 +4294,13 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     members_destroy: {
@@ -3189,6 +4325,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     members_partial_update: {
@@ -3218,6 +4359,13 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     members_runtime_create: {
@@ -3244,6 +4392,10 @@ export interface operations {
                     "application/json": components["schemas"]["MemberRuntimeResult"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             /** @description not changed: not live yet, or the check failed */
             409: {
                 headers: {
@@ -3253,6 +4405,8 @@ export interface operations {
                     "application/json": components["schemas"]["PublishError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     nodes_list: {
@@ -3277,6 +4431,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedNodeList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     nodes_create: {
@@ -3300,6 +4457,11 @@ export interface operations {
                     "application/json": components["schemas"]["NodeCreate"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     nodes_retrieve: {
@@ -3322,6 +4484,10 @@ export interface operations {
                     "application/json": components["schemas"]["Node"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     nodes_update: {
@@ -3351,6 +4517,13 @@ export interface operations {
                     "application/json": components["schemas"]["Node"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     nodes_destroy: {
@@ -3375,6 +4548,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     nodes_partial_update: {
@@ -3404,6 +4582,13 @@ export interface operations {
                     "application/json": components["schemas"]["Node"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     nodes_standby_create: {
@@ -3430,6 +4615,10 @@ export interface operations {
                     "application/json": components["schemas"]["NodeStandbyResult"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             /** @description not changed: the node is not live yet, or the check failed */
             409: {
                 headers: {
@@ -3439,6 +4628,8 @@ export interface operations {
                     "application/json": components["schemas"]["PublishError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     pools_list: {
@@ -3463,6 +4654,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedPoolList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     pools_create: {
@@ -3486,6 +4680,11 @@ export interface operations {
                     "application/json": components["schemas"]["Pool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     pools_retrieve: {
@@ -3508,6 +4707,10 @@ export interface operations {
                     "application/json": components["schemas"]["Pool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     pools_update: {
@@ -3537,6 +4740,13 @@ export interface operations {
                     "application/json": components["schemas"]["Pool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     pools_destroy: {
@@ -3561,6 +4771,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     pools_partial_update: {
@@ -3590,6 +4805,13 @@ export interface operations {
                     "application/json": components["schemas"]["Pool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     revisions_list: {
@@ -3614,6 +4836,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedRevisionList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     revisions_create: {
@@ -3643,9 +4868,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PublishError"];
+                    "application/json": components["schemas"]["PublishError"] | components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     revisions_retrieve: {
@@ -3666,6 +4895,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RevisionDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    revisions_confirm_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this revision. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Revision"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description not awaiting confirmation */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAwaiting"];
                 };
             };
         };
@@ -3693,6 +4961,72 @@ export interface operations {
                     "application/json": components["schemas"]["RevisionDiff"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    revisions_rollback_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this revision. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RevisionRollbackRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Revision"];
+                };
+            };
+            /** @description not published: the reasons, per object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishError"] | components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    revisions_pending_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pending"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     rules_list: {
@@ -3719,6 +5053,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedRuleList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     rules_create: {
@@ -3742,6 +5079,11 @@ export interface operations {
                     "application/json": components["schemas"]["Rule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     rules_retrieve: {
@@ -3764,6 +5106,10 @@ export interface operations {
                     "application/json": components["schemas"]["Rule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     rules_update: {
@@ -3793,6 +5139,13 @@ export interface operations {
                     "application/json": components["schemas"]["Rule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     rules_destroy: {
@@ -3817,6 +5170,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     rules_partial_update: {
@@ -3846,6 +5204,302 @@ export interface operations {
                     "application/json": components["schemas"]["Rule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    tokens_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedApiTokenList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    tokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiTokenRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    tokens_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this API token. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    tokens_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this API token. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    users_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    users_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    users_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    users_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    users_destroy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    users_partial_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version read ("3" or 3): 409 if the object changed since. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUserRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     virtual_services_list: {
@@ -3870,6 +5524,9 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedVirtualServiceList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     virtual_services_create: {
@@ -3893,6 +5550,11 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualService"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     virtual_services_retrieve: {
@@ -3915,6 +5577,10 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualService"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     virtual_services_update: {
@@ -3944,6 +5610,13 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualService"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     virtual_services_destroy: {
@@ -3968,6 +5641,11 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     virtual_services_partial_update: {
@@ -3997,6 +5675,13 @@ export interface operations {
                     "application/json": components["schemas"]["VirtualService"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
 }

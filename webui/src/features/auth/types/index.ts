@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Schemas } from '@/lib/api';
 
-export type User = Schemas['User'];
+export type User = Schemas['Me'];
 export type LoginRequest = Schemas['LoginRequest'];
 
 export const signInSchema = z.object({
