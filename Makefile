@@ -24,9 +24,10 @@ db: deps ## start the private PostgreSQL cluster under .state/pg
 migrate: db ## apply database migrations
 	@cd api && ../$(PY) manage.py migrate --no-input -v 0
 
-openapi: deps ## regenerate api/openapi.yaml and the console's typed client from the code
+openapi: deps ## regenerate api/openapi.yaml, the console's typed client and the Go client from the code
 	@cd api && ../$(PY) manage.py spectacular --file openapi.yaml --validate --fail-on-warn
 	@cd webui && npm run --silent gen:api
+	@$(MAKE) -s -C agents generate
 
 build: build-agents build-console ## build the Go binaries and the console
 
@@ -45,7 +46,7 @@ test: deps-test build ## run every test tier (unit, API, netns, browser, VM, com
 test-unit: deps build ## compiler + golden configs checked by haproxy, Go unit tests, console unit tests
 	@tests/run-tiers.sh unit
 
-test-api: deps ## API tests on the real PostgreSQL, OpenAPI drift
+test-api: deps ## API tests on the real PostgreSQL, OpenAPI drift, the fulcrum CLI against the real API
 	@tests/run-tiers.sh api
 
 test-netns: deps build ## REST -> agent -> real HAProxy -> real servers in network namespaces
@@ -60,7 +61,7 @@ test-vm: deps-test ## the QEMU tier: IPVS in a Debian trixie guest
 test-compose: ## docker-compose.yml is valid (compose-spec loader)
 	@tests/run-tiers.sh compose
 
-lint: db ## ruff, Django checks, migrations and OpenAPI up to date, gofmt/vet, eslint/tsc
+lint: db ## ruff, Django checks, migrations, OpenAPI and the clients generated from it up to date, gofmt/vet, eslint/tsc
 	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
 	@cd api && ../$(PY) manage.py check --fail-level WARNING && ../$(PY) manage.py makemigrations --check --dry-run >/dev/null
 	@$(MAKE) -s -C agents lint

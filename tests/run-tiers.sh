@@ -12,7 +12,7 @@ mkdir -p tests/artifacts
 
 tier_lint()    { make -s lint; }
 tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench && make -s -C agents test && make -s -C appliance/kernel/ip_vs_dllc test && (cd webui && npm test --silent); }
-tier_api()     { "${PYTEST[@]}" api --ignore=api/compiler; }
+tier_api()     { "${PYTEST[@]}" api tests/cli --ignore=api/compiler; }
 tier_netns()   { "${PYTEST[@]}" tests/netns; }
 tier_browser() { "${PYTEST[@]}" tests/e2e; }
 tier_compose() { (cd tests/compose && go test -count=1 ./...); }
