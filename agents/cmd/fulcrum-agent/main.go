@@ -66,6 +66,7 @@ type options struct {
 	execPrefix    string
 	logLevel      string
 	wait          time.Duration
+	confirmGrace  time.Duration
 	once          bool
 }
 
@@ -118,6 +119,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.netns, "netns", "", "network namespace of IPVS and of the real servers' load agents (NAME for /run/netns/NAME, or a path); empty: the agent's own")
 	fs.StringVar(&o.execPrefix, "exec-prefix", "", `words prepended to the haproxy start command and to every keepalived, nft and ip command, e.g. "ip netns exec fl-lb"`)
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "long-poll wait asked of the API (the API caps it at 55s)")
+	fs.DurationVar(&o.confirmGrace, "confirm-grace", apply.DefaultConfirmGrace,
+		"after applying a revision that awaits confirmation: how long past its deadline to wait for an answer from the API before going back to the previous revision")
 	fs.BoolVar(&o.once, "once", false, "run one poll/apply cycle, then exit (non-zero if it failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -141,6 +144,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	case o.wait < time.Second:
 		err := errors.New("--wait must be at least 1s")
+		fmt.Fprintf(stderr, "fulcrum-agent: %v\n", err)
+		return o, err
+	case o.confirmGrace < 0:
+		err := errors.New("--confirm-grace must not be negative")
 		fmt.Fprintf(stderr, "fulcrum-agent: %v\n", err)
 		return o, err
 	}
@@ -206,6 +213,8 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		Wait:     o.wait,
 		Backoff:  apply.Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   logger,
+
+		ConfirmGrace: o.confirmGrace,
 	}
 	n.module = &feedback.ModuleFile{NetNS: netnsPath(o.netns)}
 	n.feedback = &feedback.Loop{

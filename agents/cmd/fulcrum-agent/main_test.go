@@ -309,6 +309,7 @@ func TestParseFlags(t *testing.T) {
 			want: options{
 				api: "https://fulcrum:8443", tokenFile: "/etc/fulcrum/token", stateDir: "/var/lib/fulcrum-agent",
 				haproxyBin: "haproxy", keepalivedBin: "keepalived", nftBin: "nft", logLevel: "info", wait: 30 * time.Second,
+				confirmGrace: 10 * time.Second,
 			},
 		},
 		{
@@ -317,12 +318,13 @@ func TestParseFlags(t *testing.T) {
 				"--api", "http://api", "--token-file", "t", "--state-dir", "/s", "--haproxy", "/usr/sbin/haproxy",
 				"--exec-prefix", "ip netns exec fl-lb", "--wait", "55s", "--once", "--log-level", "debug",
 				"--keepalived", "/usr/sbin/keepalived", "--keepalived-log", "/var/log/k.log", "--nft", "/usr/sbin/nft",
-				"--netns", "fl-lb",
+				"--netns", "fl-lb", "--confirm-grace", "2s",
 			},
 			want: options{
 				api: "http://api", tokenFile: "t", stateDir: "/s", haproxyBin: "/usr/sbin/haproxy",
 				keepalivedBin: "/usr/sbin/keepalived", keepalivedLog: "/var/log/k.log", nftBin: "/usr/sbin/nft", netns: "fl-lb",
 				execPrefix: "ip netns exec fl-lb", logLevel: "debug", wait: 55 * time.Second, once: true,
+				confirmGrace: 2 * time.Second,
 			},
 		},
 		{
@@ -331,10 +333,12 @@ func TestParseFlags(t *testing.T) {
 			want: options{
 				api: "http://a", tokenFile: "t", stateDir: "/var/lib/fulcrum-agent",
 				haproxyBin: "haproxy", nftBin: "nft", logLevel: "info", wait: 30 * time.Second,
+				confirmGrace: 10 * time.Second,
 			},
 		},
 		{name: "missing required", args: []string{"--once"}, wantErr: "--api, --token-file"},
 		{name: "tiny wait", args: []string{"--api", "http://a", "--token-file", "t", "--wait", "10ms"}, wantErr: "at least 1s"},
+		{name: "negative grace", args: []string{"--api", "http://a", "--token-file", "t", "--confirm-grace", "-1s"}, wantErr: "--confirm-grace"},
 		{name: "stray argument", args: []string{"--api", "http://a", "--token-file", "t", "extra"}, wantErr: "unexpected"},
 	}
 	for _, tt := range tests {

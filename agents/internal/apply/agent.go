@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"fulcrum/agents/internal/client"
@@ -13,9 +14,9 @@ import (
 
 // Source yields the desired revision; client.Client implements it.
 type Source interface {
-	// Desired long-polls for a revision newer than known, returning
+	// Desired long-polls for a revision other than p.Known, returning
 	// (nil, nil) when the wait elapsed with nothing new.
-	Desired(ctx context.Context, known int64, wait time.Duration) (*client.Bundle, error)
+	Desired(ctx context.Context, p client.Poll) (*client.Bundle, error)
 }
 
 // Reporter sends apply outcomes; client.Client implements it.
@@ -46,7 +47,9 @@ func (b *Backoff) Reset() { b.next = 0 }
 
 // Agent is the node agent's loop: poll the desired revision, apply it,
 // report, and back off while the API is unreachable. The daemons keep
-// serving their last good configuration throughout.
+// serving their last good configuration throughout, except after a
+// revision awaiting confirmation, when the agent goes back to the one
+// before if the API stays silent past the deadline (see Watch).
 type Agent struct {
 	// Source and Reporter talk to the API.
 	Source   Source
@@ -60,12 +63,19 @@ type Agent struct {
 	// Logger receives one line per poll result and apply; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Sleep waits d or until ctx ends; nil means a real timer. Tests
-	// replace it.
+	// Sleep waits d or until ctx ends; nil means a real timer. Now tells
+	// the time; nil means time.Now. Tests replace both with a fake clock.
 	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+	// ConfirmGrace is how long past a revision's confirm deadline the agent
+	// waits for an answer from the API before it goes back to the revision
+	// it ran before.
+	ConfirmGrace time.Duration
 
-	pending    *client.Report // an outcome the API has not acknowledged
-	lastFailed int64          // revision that failed; not retried
+	pending     []client.Report // outcomes the API has not acknowledged, oldest first
+	lastFailed  int64           // revision that failed; not retried
+	watch       *Watch          // the confirm deadline watched, if any
+	watchLoaded bool            // the watch a previous run left was read
 }
 
 // ErrApplyFailed is returned by Cycle when the revision could not be applied.
@@ -83,10 +93,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		case err == nil || errors.Is(err, ErrApplyFailed):
 			a.Backoff.Reset()
 		case ctx.Err() != nil:
+		case a.goBackIfCutOff(ctx):
+			a.Backoff.Reset()
 		default:
 			d := a.Backoff.Next()
 			a.logger().Warn("api unavailable; haproxy keeps the last good configuration", "err", err, "retry_in", d)
-			_ = a.sleep(ctx, d)
+			_ = a.pause(ctx, d)
 		}
 	}
 	return nil
@@ -104,6 +116,7 @@ func (a *Agent) Once(ctx context.Context) error {
 // ErrApplyFailed when the revision was refused, and other errors when the
 // API could not be reached.
 func (a *Agent) Cycle(ctx context.Context) error {
+	a.loadWatch()
 	if err := a.flushReport(ctx); err != nil {
 		return err
 	}
@@ -111,7 +124,7 @@ func (a *Agent) Cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := a.Source.Desired(ctx, known, a.Wait)
+	b, err := a.poll(ctx, known)
 	if err != nil {
 		return fmt.Errorf("poll (known=%d): %w", known, err)
 	}
@@ -119,18 +132,24 @@ func (a *Agent) Cycle(ctx context.Context) error {
 		a.logger().Info("poll: no new revision", "revision", known)
 		return nil
 	}
+	if a.confirmed(b, known) {
+		return nil
+	}
 	if b.Revision == a.lastFailed {
 		// Revisions are immutable: a refused one stays refused. The API
 		// answers at once while it is the newest, so hold here instead.
 		a.logger().Info("poll: newest revision failed before; waiting for a newer one", "revision", b.Revision, "live", known)
-		return a.sleep(ctx, a.Wait)
+		return a.pause(ctx, a.Wait)
 	}
+	previous := a.previousOf(b)
 	r := a.Applier.Apply(ctx, b)
 	a.logApply(known, r)
 	if r.State == client.StateFailed {
 		a.lastFailed = r.Revision
+	} else {
+		a.watchAfter(b, previous)
 	}
-	a.pending = &r
+	a.queueReport(r)
 	if err := a.flushReport(ctx); err != nil {
 		return err
 	}
@@ -140,16 +159,24 @@ func (a *Agent) Cycle(ctx context.Context) error {
 	return nil
 }
 
-// flushReport sends the pending outcome, keeping it for the next cycle if
-// the API does not take it.
+// queueReport adds an outcome to send. An outcome for a revision already
+// queued replaces it: the API keeps one state per revision.
+func (a *Agent) queueReport(r client.Report) {
+	a.pending = slices.DeleteFunc(a.pending, func(p client.Report) bool { return p.Revision == r.Revision })
+	a.pending = append(a.pending, r)
+}
+
+// flushReport sends the pending outcomes in order, keeping those the API
+// does not take for the next cycle.
 func (a *Agent) flushReport(ctx context.Context) error {
-	if a.pending == nil {
-		return nil
+	for len(a.pending) > 0 {
+		r := a.pending[0]
+		if err := a.Reporter.Report(ctx, r); err != nil {
+			return fmt.Errorf("report revision %d: %w", r.Revision, err)
+		}
+		a.pending = a.pending[1:]
+		a.heard()
 	}
-	if err := a.Reporter.Report(ctx, *a.pending); err != nil {
-		return fmt.Errorf("report revision %d: %w", a.pending.Revision, err)
-	}
-	a.pending = nil
 	return nil
 }
 
@@ -159,6 +186,13 @@ func (a *Agent) logApply(known int64, r client.Report) {
 		return
 	}
 	a.logger().Error("apply: failed", "revision", r.Revision, "live", known, "detail", r.Message)
+}
+
+func (a *Agent) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
 }
 
 func (a *Agent) sleep(ctx context.Context, d time.Duration) error {

@@ -84,37 +84,88 @@ func (d *fakeDaemon) SetServers(_ context.Context, changes []bundle.ServerChange
 }
 
 // fakeSource answers polls from a script; once exhausted it cancels the run.
+// With a clock, an answer may take time, and during an outage the API
+// refuses connections, or (hang) lets each request run until it times out.
 type fakeSource struct {
 	answers []sourceAnswer
 	known   []int64
+	polls   []client.Poll
 	cancel  context.CancelFunc
+	clock   *fakeClock
+	outage  *outage
 }
 
 type sourceAnswer struct {
 	bundle *client.Bundle
 	err    error
+	took   time.Duration // how long the API held the request
 }
 
-func (s *fakeSource) Desired(ctx context.Context, known int64, _ time.Duration) (*client.Bundle, error) {
-	s.known = append(s.known, known)
+// outage is when the fake API is out of reach: [from, to) on the fake clock.
+type outage struct {
+	from, to time.Time
+	hang     bool
+}
+
+func (o *outage) on(now time.Time) bool { return o != nil && !now.Before(o.from) && now.Before(o.to) }
+
+func (s *fakeSource) Desired(ctx context.Context, p client.Poll) (*client.Bundle, error) {
+	s.known = append(s.known, p.Known)
+	s.polls = append(s.polls, p)
+	if s.clock != nil && s.outage.on(s.clock.now) {
+		return nil, s.unreachable(ctx, p)
+	}
 	if len(s.answers) == 0 {
 		s.cancel()
 		return nil, ctx.Err()
 	}
 	a := s.answers[0]
 	s.answers = s.answers[1:]
+	if s.clock != nil {
+		s.clock.now = s.clock.now.Add(a.took)
+	}
 	return a.bundle, a.err
 }
 
-// fakeReporter records reports; it fails the first failN calls.
+// unreachable fails a poll: at once (refused), or when the poll's context
+// or the client's own timeout (wait + 15 s) would end it.
+func (s *fakeSource) unreachable(ctx context.Context, p client.Poll) error {
+	if !s.outage.hang {
+		return errors.New("connection refused")
+	}
+	took := p.Wait + 15*time.Second
+	if deadline, ok := ctx.Deadline(); ok {
+		took = min(took, time.Until(deadline).Round(time.Second))
+	}
+	s.clock.now = s.clock.now.Add(took)
+	return context.DeadlineExceeded
+}
+
+// fakeClock is the agent's time: sleeping moves it on at once.
+type fakeClock struct {
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return nil
+}
+
+// fakeReporter records reports; it fails the first failN calls, and any
+// while down says the API is down.
 type fakeReporter struct {
 	failN   int
+	down    func() bool
 	reports []client.Report
 }
 
 func (r *fakeReporter) Report(_ context.Context, rep client.Report) error {
-	if r.failN > 0 {
-		r.failN--
+	if r.failN > 0 || r.down != nil && r.down() {
+		r.failN = max(r.failN-1, 0)
 		return errors.New("api down")
 	}
 	r.reports = append(r.reports, rep)

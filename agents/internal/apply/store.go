@@ -28,6 +28,8 @@ import (
 //	                      the daemons last loaded successfully
 //	DIR/runtime-pending   present while server changes are sent through
 //	                      HAProxy's runtime API, until the files match them
+//	DIR/confirm-watch.json  while the live revision awaits confirmation:
+//	                      its deadline and the bundle to go back to (Watch)
 //	DIR/run/              the daemons' runtime files (sockets, pid files)
 //
 // Swapping a set in is one rename of a symlink, so the configuration and the
@@ -46,6 +48,7 @@ const (
 	runDir       = "run"
 	stateFile    = "state.json"
 	pendingFile  = "runtime-pending"
+	watchFile    = "confirm-watch.json"
 )
 
 // State is the content of state.json: the revision the daemons run and the
@@ -143,6 +146,40 @@ func (s Store) SetRuntimePending(pending bool) error {
 func (s Store) RuntimePending() bool {
 	_, err := os.Stat(filepath.Join(s.Dir, pendingFile))
 	return err == nil
+}
+
+// Watch reads the confirm watch; nil when there is none.
+func (s Store) Watch() (*Watch, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, watchFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var w Watch
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("%s: %w", watchFile, err)
+	}
+	return &w, nil
+}
+
+// SetWatch durably records the confirm watch, or removes it when w is nil.
+// The file holds the previous bundle's files, keys included, so it is
+// private to the agent like the sets.
+func (s Store) SetWatch(w *Watch) error {
+	path := filepath.Join(s.Dir, watchFile)
+	if w == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return syncDir(s.Dir)
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(b, '\n'))
 }
 
 // Live returns the files of the live set, nil when there is none.

@@ -54,6 +54,22 @@ type Bundle struct {
 	Node string `json:"node"`
 	// Files maps relative file names (e.g. "haproxy.cfg") to full content.
 	Files map[string]string `json:"files"`
+	// ConfirmBy is when the revision must be confirmed by (the API's
+	// clock), while it awaits confirmation; nil otherwise.
+	ConfirmBy *time.Time `json:"confirm_by,omitempty"`
+}
+
+// Poll is what the agent asks of the long-poll.
+type Poll struct {
+	// Known is the revision the node runs, 0 if none.
+	Known int64
+	// Wait is how long the API may hold the request when nothing is new;
+	// it is sent in whole seconds.
+	Wait time.Duration
+	// Awaiting says the node holds Known as awaiting confirmation: the API
+	// then also answers at once, with Known's bundle and no ConfirmBy,
+	// when it no longer awaits.
+	Awaiting bool
 }
 
 // Report tells the API how applying a revision went.
@@ -192,15 +208,18 @@ func New(baseURL, token string) (*Client, error) {
 	return &Client{base: u, token: token, http: &http.Client{}}, nil
 }
 
-// Desired long-polls for the newest revision. known is the revision the node
-// runs (0 if none); the server holds the request up to wait when nothing is
-// newer. It returns (nil, nil) when the server answers 204: nothing new.
-func (c *Client) Desired(ctx context.Context, known int64, wait time.Duration) (*Bundle, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait+pollMargin)
+// Desired long-polls for the newest revision: the server holds the request up
+// to p.Wait when nothing is newer than p.Known. It returns (nil, nil) when
+// the server answers 204: nothing new.
+func (c *Client) Desired(ctx context.Context, p Poll) (*Bundle, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.Wait+pollMargin)
 	defer cancel()
 	q := url.Values{}
-	q.Set("known", strconv.FormatInt(known, 10))
-	q.Set("wait", strconv.Itoa(int(wait.Seconds())))
+	q.Set("known", strconv.FormatInt(p.Known, 10))
+	q.Set("wait", strconv.Itoa(int(p.Wait.Seconds())))
+	if p.Awaiting {
+		q.Set("awaiting", "1")
+	}
 	resp, err := c.do(ctx, http.MethodGet, "/api/v1/agent/desired/?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err

@@ -47,25 +47,45 @@ func newClient(t *testing.T, f *fakeAPI) *Client {
 }
 
 func TestDesired(t *testing.T) {
+	confirmBy := time.Date(2025, 3, 1, 12, 0, 10, 500_000_000, time.UTC)
+	plain := Poll{Known: 6, Wait: 30 * time.Second}
 	tests := []struct {
-		name    string
-		status  int
-		body    string
-		want    *Bundle
-		wantErr error
+		name      string
+		poll      Poll
+		status    int
+		body      string
+		want      *Bundle
+		wantErr   error
+		wantQuery string
 	}{
 		{
 			name:   "nothing new (204)",
+			poll:   plain,
 			status: http.StatusNoContent,
 		},
 		{
 			name:   "new revision (200)",
+			poll:   plain,
 			status: http.StatusOK,
-			body:   `{"revision": 7, "node": "lb1", "files": {"haproxy.cfg": "global\n"}}`,
+			body:   `{"revision": 7, "node": "lb1", "files": {"haproxy.cfg": "global\n"}, "confirm_by": null}`,
 			want:   &Bundle{Revision: 7, Node: "lb1", Files: map[string]string{"haproxy.cfg": "global\n"}},
 		},
 		{
+			name:   "revision awaiting confirmation carries its deadline",
+			poll:   plain,
+			status: http.StatusOK,
+			body:   `{"revision": 7, "node": "lb1", "files": {}, "confirm_by": "2025-03-01T13:00:10.500000+01:00"}`,
+			want:   &Bundle{Revision: 7, Node: "lb1", Files: map[string]string{}, ConfirmBy: &confirmBy},
+		},
+		{
+			name:      "a node watching a deadline says so, and may ask for no wait",
+			poll:      Poll{Known: 6, Awaiting: true},
+			status:    http.StatusNoContent,
+			wantQuery: "awaiting=1&known=6&wait=0",
+		},
+		{
 			name:    "bad token (401)",
+			poll:    plain,
 			status:  http.StatusUnauthorized,
 			body:    `{"detail": "bad token"}`,
 			wantErr: ErrUnauthorized,
@@ -74,15 +94,18 @@ func TestDesired(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeAPI{status: tt.status, body: tt.body}
-			got, err := newClient(t, f).Desired(context.Background(), 6, 30*time.Second)
+			got, err := newClient(t, f).Desired(context.Background(), tt.poll)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(time.Time.Equal)); diff != "" {
 				t.Errorf("bundle mismatch (-want +got):\n%s", diff)
 			}
+			if tt.wantQuery == "" {
+				tt.wantQuery = "known=6&wait=30"
+			}
 			gotReq := []string{f.gotAuth, f.gotPath, f.gotQuery}
-			wantReq := []string{"Node s3cret", "/api/v1/agent/desired/", "known=6&wait=30"}
+			wantReq := []string{"Node s3cret", "/api/v1/agent/desired/", tt.wantQuery}
 			if diff := cmp.Diff(wantReq, gotReq); diff != "" {
 				t.Errorf("request mismatch (-want +got):\n%s", diff)
 			}
@@ -92,7 +115,7 @@ func TestDesired(t *testing.T) {
 
 func TestDesiredServerError(t *testing.T) {
 	f := &fakeAPI{status: http.StatusBadGateway, body: "upstream down"}
-	_, err := newClient(t, f).Desired(context.Background(), 0, time.Second)
+	_, err := newClient(t, f).Desired(context.Background(), Poll{Wait: time.Second})
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != http.StatusBadGateway {
 		t.Fatalf("error = %v, want StatusError 502", err)
