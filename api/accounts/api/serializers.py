@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.choices import Role
+from accounts.exports import COLUMNS
 from accounts.models import ApiToken, AuditEntry, Profile, role_of
 from accounts.permissions import request_role
 from fulcrum.concurrency import VersionedSerializerMixin
@@ -240,22 +241,5 @@ class AuditEntrySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AuditEntry
-        fields = [
-            "id",
-            "time",
-            "actor",
-            "token",
-            "address",
-            "method",
-            "path",
-            "action",
-            "object_type",
-            "object_id",
-            "object_name",
-            "status",
-            "changes",
-            "related",
-            "body",
-            "detail",
-        ]
+        fields = list(COLUMNS)  # the export's columns too: one list
         read_only_fields = fields
