@@ -47,7 +47,8 @@ class Content:
 
 def validate_content(certificate, chain, private_key, passphrase, now):
     """Parse and check an upload; raise ValidationError naming every field at fault, so
-    nothing is stored unless the whole of it is sound."""
+    nothing is stored unless the whole of it is sound. ``now`` None skips the validity
+    dates (a restore brings back certificates that have expired since; they warn as usual)."""
     errors = {}
     leaf = _check(errors, "certificate", _load_leaf, certificate, now)
     chain_certificates = _check(errors, "chain", crypto.load_certificates, chain) if chain else []
@@ -101,9 +102,9 @@ def _load_leaf(text, now):
             "the first CA) here and the others in chain."
         )
     leaf = certificates[0]
-    if leaf.not_valid_before_utc > now:
+    if now is not None and leaf.not_valid_before_utc > now:
         raise crypto.PemError(f"Not valid before {leaf.not_valid_before_utc:%Y-%m-%d %H:%M} UTC.")
-    if leaf.not_valid_after_utc <= now:
+    if now is not None and leaf.not_valid_after_utc <= now:
         raise crypto.PemError(f"Expired on {leaf.not_valid_after_utc:%Y-%m-%d %H:%M} UTC.")
     crypto.key_type(leaf.public_key())
     return leaf

@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import DataError, IntegrityError, models, transaction
 
-from certificates import crypto
 from certificates.models import Certificate
-from certificates.validators import validate_pem_size
+from certificates.validators import validate_content, validate_pem_size
 from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
 from compiler import VerifyError, snapshot_from_dict, verify
 from revisions import backup
@@ -46,7 +45,8 @@ LABELS = {
     "nodes": "nodes",
     "ha_groups": "ha-groups",
 }
-CERTIFICATE_KEYS = {"name", "fingerprint", "has_key", "description", "certificate", "chain", "private_key"}
+PEM_KEYS = ("certificate", "chain", "private_key")
+CERTIFICATE_KEYS = {"name", "fingerprint", "has_key", "description", *PEM_KEYS}
 NODE_KEYS = {"name", "address", "standby"}  # standby is the operator's runtime choice: never restored
 DESCRIPTION_MAX = 200
 SYNC_FIELDS = ("interface", "sync_id", "port", "ttl", "max_packet", "group", "ha_group")
@@ -323,56 +323,32 @@ class _CertificateEntry:
 
     @classmethod
     def _from_content(cls, entry, path, problems):
-        texts = {key: entry.get(key, "") for key in ("certificate", "chain", "private_key")}
-        loaded, before = {}, len(problems)
+        """The upload's own checks (certificates.validators), without the validity dates."""
+        texts = {key: entry.get(key, "") for key in PEM_KEYS}
+        before = len(problems)
         for key, text in texts.items():
-            loaded[key] = _load_pem(key, text, f"{path}/{key}", problems)
+            if not isinstance(text, str):
+                problems.append((f"{path}/{key}", "expected PEM text"))
+                continue
+            try:
+                validate_pem_size(text)
+            except ValidationError as err:
+                problems.append((f"{path}/{key}", err.messages[0]))
         if len(problems) > before:
             return None
-        (leaf,), chain, key = loaded["certificate"], loaded["chain"] or [], loaded["private_key"]
-        if key is not None and not crypto.key_matches(key, leaf):
-            problems.append((f"{path}/private_key", "does not match the certificate's public key"))
+        try:
+            content = validate_content(texts["certificate"], texts["chain"], texts["private_key"], "", now=None)
+        except ValidationError as err:
+            problems += [(f"{path}/{field}", m) for field, messages in err.message_dict.items() for m in messages]
             return None
-        fingerprint = crypto.describe(leaf)["fingerprint"]
-        if entry.get("fingerprint", fingerprint) != fingerprint:
-            problems.append((f"{path}/fingerprint", f"is not the certificate's: {fingerprint}"))
+        if entry.get("fingerprint", content.fingerprint) != content.fingerprint:
+            problems.append((f"{path}/fingerprint", f"is not the certificate's: {content.fingerprint}"))
             return None
-        content = {
-            "certificate": crypto.certificates_pem([leaf]),
-            "chain": crypto.certificates_pem(chain),
-            "private_key": crypto.private_key_pem(key) if key is not None else "",
-        }
-        return cls(entry["name"], fingerprint, key is not None, entry.get("description"), content)
+        pems = {key: getattr(content, key) for key in PEM_KEYS}
+        return cls(entry["name"], content.fingerprint, bool(content.private_key), entry.get("description"), pems)
 
     def snapshot_entry(self):
         return {"name": self.name, "fingerprint": self.fingerprint, "has_key": self.has_key}
-
-
-def _load_pem(kind, text, path, problems):
-    """Certificates, chain or key from PEM text; no date check, so a backup restores
-    certificates that have expired since (they warn as usual)."""
-    if not isinstance(text, str):
-        problems.append((path, "expected PEM text"))
-        return None
-    if not text.strip():
-        if kind == "certificate":
-            problems.append((path, "missing"))
-        return None
-    try:
-        validate_pem_size(text)
-        if kind == "private_key":
-            key = crypto.load_private_key(text)
-            crypto.key_type(key)
-            return key
-        loaded = crypto.load_certificates(text)
-        if kind == "certificate" and len(loaded) != 1:
-            raise crypto.PemError(f"holds {len(loaded)} certificates: the others belong in chain")
-        if kind == "certificate":
-            crypto.key_type(loaded[0].public_key())
-        return loaded
-    except (crypto.PemError, ValidationError) as err:
-        problems.append((path, err.messages[0] if isinstance(err, ValidationError) else str(err)))
-        return None
 
 
 # Model fields whose snapshot name differs, for problem paths.

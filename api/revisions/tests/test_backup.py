@@ -212,6 +212,25 @@ class BackupTest(APITestCase):
         answer = self.restore(document, expected=400)
         self.assertIn("certificates/~bad/name", [p["path"] for p in answer["problems"]], answer)
 
+    def test_certificate_content_gets_the_uploads_own_checks(self):
+        stored = rows()
+        document = json.loads(self.export().content)
+        certs = {c["name"]: c for c in document["objects"]["certificates"]}
+        cases = [
+            ({"private_key": certs["other"]["private_key"]}, "certificates/site/private_key", "Does not match"),
+            ({"certificate": 5}, "certificates/site/certificate", "expected PEM text"),
+            ({"chain": "-----BEGIN CERTIFICATE-----\nnope\n"}, "certificates/site/chain", ""),
+            ({"fingerprint": "00" * 32}, "certificates/site/fingerprint", "is not the certificate's"),
+            ({"chain": "x" * 70_000}, "certificates/site/chain", "Too large"),
+        ]
+        for change, path, says in cases:
+            broken = json.loads(json.dumps(document))
+            next(c for c in broken["objects"]["certificates"] if c["name"] == "site").update(change)
+            answer = self.restore(broken, expected=400)
+            messages = [p["message"] for p in answer["problems"] if p["path"] == path]
+            self.assertTrue(messages and says in messages[0], (change, answer))
+        self.assertEqual(rows(), stored)
+
     def test_malformed_sections_are_refused_not_taken_as_empty(self):
         stored = rows()
         base = {"format": "fulcrum-backup", "format_version": 1}
