@@ -58,6 +58,14 @@ def expected_version(request, serializer=None):
     return None
 
 
+def check_version(instance, expected):
+    """Lock ``instance``'s row until the transaction ends; 409 if its stored version is not
+    ``expected`` (None: the writer sent none, last write wins)."""
+    current = type(instance).objects.select_for_update().only("version").get(pk=instance.pk).version
+    if expected is not None and expected != current:
+        raise VersionConflict(current)
+
+
 def bump(instance):
     """Raise ``instance``'s stored version by one and refresh it on the instance."""
     type(instance).objects.filter(pk=instance.pk).update(version=F("version") + 1)
@@ -88,9 +96,7 @@ class VersionedViewSetMixin:
     just before the change, and an ETag on detail answers."""
 
     def _check(self, instance, expected):
-        current = type(instance).objects.select_for_update().only("version").get(pk=instance.pk).version
-        if expected is not None and expected != current:
-            raise VersionConflict(current)
+        check_version(instance, expected)
 
     @transaction.atomic
     def perform_update(self, serializer):

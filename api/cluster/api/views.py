@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
 from cluster.models import HaEvent, HaGroup, IpvsSync, Node
-from fulcrum.concurrency import IF_MATCH, VersionConflict, VersionedViewSetMixin, bump, expected_version
+from fulcrum.concurrency import IF_MATCH, VersionedViewSetMixin, bump, check_version, expected_version
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.choices import ConfirmState
@@ -112,16 +112,13 @@ class IpvsSyncView(APIView):
     def patch(self, request):
         return self._save(request, partial=True)
 
+    @transaction.atomic
     def _save(self, request, partial):
-        with transaction.atomic():
-            current = IpvsSync.objects.select_for_update().get(pk=IpvsSync.load().pk)
-            settings = serializers.IpvsSyncSerializer(current, data=request.data, partial=partial)
-            settings.is_valid(raise_exception=True)
-            expected = expected_version(request, settings)
-            if expected is not None and expected != current.version:
-                raise VersionConflict(current.version)
-            settings.save()
-            bump(settings.instance)
+        settings = serializers.IpvsSyncSerializer(IpvsSync.load(), data=request.data, partial=partial)
+        settings.is_valid(raise_exception=True)
+        check_version(settings.instance, expected_version(request, settings))
+        settings.save()
+        bump(settings.instance)
         return Response(serializers.IpvsSyncSerializer(settings.instance).data)
 
 
