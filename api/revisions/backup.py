@@ -76,7 +76,8 @@ def render(document):
 
 
 def read_document(document):
-    """The ``objects`` of a backup document; DocumentError unless its format is one we read."""
+    """The ``objects`` of a backup document; DocumentError unless its format is one we read
+    (its sections are the restore's to check, as for a revision's snapshot)."""
     if not isinstance(document, dict):
         raise DocumentError([("document", "a backup is a JSON object")])
     problems = []
@@ -90,8 +91,6 @@ def read_document(document):
     objects = document.get("objects")
     if not isinstance(objects, dict):
         problems.append(("objects", "missing, or not an object"))
-    else:
-        problems += [(name, "unknown section") for name in sorted(set(objects) - set(SECTIONS))]
     if problems:
         raise DocumentError(problems)
     return objects

@@ -5,11 +5,12 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.models import Node
+from fulcrum.pagination import int_param
 from revisions import backup
 from revisions.api import serializers
 from revisions.diff import file_changes, object_changes
@@ -136,13 +137,9 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @staticmethod
     def _since(request, to):
-        raw = request.query_params.get("from")
-        if raw is None:
+        number = int_param(request, "from")
+        if number is None:
             return Revision.objects.filter(number__lt=to.number).order_by("-number").first()
-        try:
-            number = int(raw)
-        except ValueError:
-            raise ValidationError({"from": ["Must be a revision number."]}) from None
         since = Revision.objects.filter(number=number).first()
         if since is None:
             raise NotFound(f"No revision {number}.")
