@@ -4,7 +4,8 @@
   real servers with their health checks, the IPVS sync daemon in ``global_defs``.
 - ``keepalived.d/ipvs.json``: every virtual server with the kernel scheduler the operator
   chose. keepalived only accepts its own list of schedulers, so for ``dllc`` the file names
-  a fallback and the node agent sets the kernel scheduler itself, and keeps it set.
+  a fallback and the node agent sets the kernel scheduler itself, and keeps it set. It also
+  names the member behind each real server, so the agent's telemetry can say whose it is.
 - ``keepalived.d/fulcrum.nft``: firewall marks for port-range services (IPVS matches a
   range only as a firewall-mark service). Only present when a range service exists.
 - The node's VRRP instances and ``keepalived.d/ha.json`` (see compiler.ha).
@@ -163,6 +164,30 @@ def _feedback(vs):
     ]
 
 
+def _members(vs):
+    """Every real server (and the sorry server) with the member it stands for, for telemetry.
+
+    A mark service's real servers have no port in keepalived.conf: IPVS lists them with port 0.
+    """
+
+    def entry(member, weight, sorry):
+        port = 0 if vs["mark"] else member.port
+        pool = vs["pool"].name
+        return {
+            "pool": pool,
+            "member": member.name,
+            "address": member.address,
+            "port": port,
+            "weight": weight,
+            "sorry": sorry,
+        }
+
+    members = [entry(rs["member"], rs["weight"], False) for rs in vs["real_servers"]]
+    if vs["sorry"]:
+        members.append(entry(vs["sorry"], 1, True))  # keepalived's default weight
+    return members
+
+
 def _ipvs_json(virtual_servers):
     services = [
         {
@@ -175,6 +200,8 @@ def _ipvs_json(virtual_servers):
             "fwmark": vs["mark"],
             "scheduler": vs["scheduler"],
             "keepalived_scheduler": vs["keepalived_scheduler"],
+            "health_check": vs["check"]["type"] if vs["check"] else "",
+            "members": _members(vs),
             **({"feedback": _feedback(vs)} if vs["scheduler"] == "dllc" else {}),
         }
         for vs in virtual_servers

@@ -13,6 +13,8 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.settings import spectacular_settings
 
+from compiler import rules
+
 ERROR = "Error"
 ERROR_REF = {"$ref": f"#/components/schemas/{ERROR}"}
 
@@ -138,6 +140,12 @@ def _declare(responses, code):
     schema = content.get("application/json", {}).get("schema")
     if schema is not None and schema != ERROR_REF:
         content["application/json"]["schema"] = {"anyOf": [schema, ERROR_REF]}
+
+
+def error_page_statuses():
+    """The error pages' status choices, for ENUM_NAME_OVERRIDES: they keep the name StatusEnum
+    (the console's types use it) beside other fields named ``status`` with other choices."""
+    return [(status, status) for status in rules.ERROR_PAGE_STATUSES]
 
 
 class StrictSerializerExtension(OpenApiSerializerExtension):

@@ -12,6 +12,7 @@ FULCRUM_TRUSTED_PROXIES comma-separated addresses/networks of reverse proxies wh
                        X-Forwarded-For is believed (audit log, sign-in throttles); default none
 FULCRUM_LOGIN_FAILURES failed sign-ins that lock a username (default 5) ...
 FULCRUM_LOGIN_WINDOW   ... within this many seconds, and for as long (default 900)
+FULCRUM_SNAPSHOT_REUSE_S seconds the pending changes and advice may reuse a snapshot (default 30)
 FULCRUM_RESTORE_MAX_BYTES the largest backup a restore takes (default 64 MiB; other bodies: 1 MiB)
 """
 
@@ -44,6 +45,7 @@ INSTALLED_APPS = [
     "cluster",
     "revisions",
     "certificates",
+    "telemetry",
 ]
 
 MIDDLEWARE = [
@@ -114,6 +116,9 @@ SESSION_SAVE_EVERY_REQUEST = True
 FULCRUM_TRUSTED_PROXIES = [p for p in os.environ.get("FULCRUM_TRUSTED_PROXIES", "").split(",") if p.strip()]
 FULCRUM_LOGIN_FAILURES = int(os.environ.get("FULCRUM_LOGIN_FAILURES", "5"))
 FULCRUM_LOGIN_WINDOW = int(os.environ.get("FULCRUM_LOGIN_WINDOW", "900"))
+# How long a list's advice and the pending changes may reuse the current snapshot when the API
+# recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
+FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -132,8 +137,12 @@ REST_FRAMEWORK = {
 }
 # The largest request body (JSON); larger ones get 413 (fulcrum.limits), chunked ones too.
 BODY_LIMIT = 1024 * 1024
-# Paths that take more: a backup restore carries every certificate.
-BODY_LIMITS = {"/api/v1/backup/restore/": int(os.environ.get("FULCRUM_RESTORE_MAX_BYTES", 64 * 1024 * 1024))}
+# Paths that take more: a backup restore carries every certificate, a telemetry report every member.
+BODY_LIMITS = {
+    "/api/v1/backup/restore/": int(os.environ.get("FULCRUM_RESTORE_MAX_BYTES", 64 * 1024 * 1024)),
+    # An agent's traffic and health report: up to 10,000 services and 10,000 members.
+    "/api/v1/agent/telemetry/": 16 * 1024 * 1024,
+}
 # Django's own limit (it answers with a bare 400) only backs up fulcrum.limits, which checks first.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(BODY_LIMIT, *BODY_LIMITS.values())
 
@@ -146,7 +155,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"VrrpStateEnum": "cluster.models.VrrpState"},
+    "ENUM_NAME_OVERRIDES": {
+        "VrrpStateEnum": "cluster.models.VrrpState",
+        "StatusEnum": "fulcrum.schema.error_page_statuses",
+        "HealthStatusEnum": "telemetry.choices.HealthStatus",
+        "ServiceStateEnum": "telemetry.choices.ServiceState",
+        "NodeStateEnum": "telemetry.choices.NodeState",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "fulcrum.schema.declare_error_responses",

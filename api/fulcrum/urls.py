@@ -22,6 +22,7 @@ api_v1 = [
     path("", include("cluster.api.urls")),
     path("", include("revisions.api.urls")),
     path("", include("certificates.api.urls")),
+    path("", include("telemetry.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]

@@ -19,9 +19,10 @@ from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_fr
 from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy, check_keepalived
 from revisions.choices import ConfirmState
+from revisions.diff import object_changes
 from revisions.models import NodeRevision, Revision
 from services.models import Member
-from services.snapshot import freeze
+from services.snapshot import current, freeze
 
 # Any node name works for the check when no node is registered yet.
 _CHECK_NODE = "check"
@@ -45,6 +46,13 @@ def _pems(snapshot):
         wanted[c.fingerprint]: CertificateFiles(crt=haproxy_pem(c) if c.has_key else "", ca=ca_pem(c))
         for c in Certificate.objects.filter(fingerprint__in=wanted)
     }
+
+
+def pending_changes():
+    """What an apply would change now: the last published revision (None before the first)
+    and the objects that differ from it (revisions.diff.object_changes)."""
+    last = Revision.objects.only("number", "snapshot").order_by("-number").first()
+    return last, object_changes(last.snapshot if last else {}, current())
 
 
 def compile_for_node(snapshot, node_name):

@@ -5,6 +5,10 @@ own checks on a single object before it is saved, so the API accepts exactly wha
 compiler can render.
 """
 
+import time
+
+from django.conf import settings
+
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
 from cluster.models import HaGroup, IpvsSync, Node
@@ -215,6 +219,30 @@ def freeze(number):
         "nodes": [node_dict(n) for n in Node.objects.order_by("name")],
         "ha_groups": [ha_group_dict(g) for g in HaGroup.objects.prefetch_related("nodes__node").order_by("name")],
     }
+
+
+_current = {"stamp": None, "at": 0.0, "snapshot": None}
+
+
+def current():
+    """freeze(0) for readers that may be a moment late (a list's advice, the pending changes).
+
+    Reused, in this process, until the API records a write or a revision is published, and for
+    at most settings.FULCRUM_SNAPSHOT_REUSE_S (bounds the lateness for writes made outside the
+    API). Freezing 1,000 services takes about a second; a console asks every few seconds.
+    Callers must not change the dict. Writes validate against freeze(0), never this."""
+    from accounts.models import AuditEntry  # both apps depend on services, not the other way round
+    from revisions.models import Revision
+
+    # The stamp is read before freezing: a change committed meanwhile gives a newer stamp next time.
+    stamp = (
+        AuditEntry.objects.order_by("-id").values_list("id", flat=True).first(),
+        Revision.objects.order_by("-number").values_list("number", flat=True).first(),
+    )
+    now = time.monotonic()
+    if _current["stamp"] != stamp or now - _current["at"] >= settings.FULCRUM_SNAPSHOT_REUSE_S:
+        _current.update(stamp=stamp, at=now, snapshot=freeze(0))
+    return _current["snapshot"]
 
 
 def replace(items, old_name, new):

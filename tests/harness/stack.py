@@ -247,6 +247,9 @@ class Stack:
             self.lab.ns("lb"),
             "--wait",
             "20s",
+            # Traffic and member health for the console (tests/netns/test_telemetry.py).
+            "--telemetry-interval",
+            "10s",
         ]
         self._spawn("agent", argv)
 

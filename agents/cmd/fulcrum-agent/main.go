@@ -7,7 +7,8 @@
 // loads to dynamic-least-load pools, keeps keepalived's VRRP track files
 // (HAProxy down: give up the VIPs at once) and follows the node's VRRP
 // states, and tells the API the node's networks, those loads and states,
-// and every VRRP state change.
+// every VRRP state change, and every 10 s the traffic of each service and
+// member and each member's health.
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 	"fulcrum/agents/internal/ipvs"
 	"fulcrum/agents/internal/keepalived"
 	"fulcrum/agents/internal/status"
+	"fulcrum/agents/internal/telemetry"
 )
 
 // reconcileInterval paces the IPVS scheduler reconcile: IPVS has no change
@@ -67,6 +69,7 @@ type options struct {
 	logLevel      string
 	wait          time.Duration
 	confirmGrace  time.Duration
+	telemetry     time.Duration
 	once          bool
 }
 
@@ -121,6 +124,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "long-poll wait asked of the API (the API caps it at 55s)")
 	fs.DurationVar(&o.confirmGrace, "confirm-grace", apply.DefaultConfirmGrace,
 		"after applying a revision that awaits confirmation: how long past its deadline to wait for an answer from the API before going back to the previous revision")
+	fs.DurationVar(&o.telemetry, "telemetry-interval", telemetry.DefaultInterval,
+		"how often to send the services' and members' traffic and health to the API; 0 disables")
 	fs.BoolVar(&o.once, "once", false, "run one poll/apply cycle, then exit (non-zero if it failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -150,12 +155,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		err := errors.New("--confirm-grace must not be negative")
 		fmt.Fprintf(stderr, "fulcrum-agent: %v\n", err)
 		return o, err
+	case o.telemetry != 0 && (o.telemetry < time.Second || o.telemetry > 300*time.Second):
+		err := errors.New("--telemetry-interval must be 0 (off) or from 1s to 300s")
+		fmt.Fprintf(stderr, "fulcrum-agent: %v\n", err)
+		return o, err
 	}
 	return o, nil
 }
 
 // node is the agent's loops: poll and apply, the IPVS scheduler
-// reconcile, VRRP, the status report.
+// reconcile, VRRP, the status report, the telemetry.
 type node struct {
 	agent      *apply.Agent
 	reconciler *ipvs.Reconciler // nil when keepalived is not managed
@@ -165,6 +174,7 @@ type node struct {
 	feedback   *feedback.Loop
 	module     *feedback.ModuleFile
 	reporter   *status.Reporter
+	telemetry  *telemetry.Reporter // nil when disabled
 	logger     *slog.Logger
 }
 
@@ -233,7 +243,24 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		Sender: api, Networks: status.IPAddr{ExecPrefix: prefix}, IPVS: n.ipvsStatuses, Members: n.feedback.Members,
 		VRRP: n.vrrpStatuses, Logger: logger,
 	}
+	if o.telemetry > 0 {
+		n.telemetry = n.newTelemetry(api, hap, store, o.telemetry)
+	}
 	return n, nil
+}
+
+// newTelemetry reads HAProxy's stats and, when keepalived is managed, the
+// kernel's IPVS counters.
+func (n *node) newTelemetry(api *client.Client, hap *haproxy.Manager, store apply.Store, interval time.Duration) *telemetry.Reporter {
+	sources := []telemetry.Source{telemetry.HAProxy{Stats: hap, Running: hap.MasterAlive}}
+	if n.kernel != nil {
+		sources = append(sources, telemetry.IPVS{
+			Kernel: n.kernel, Services: ipvs.FileWanted(filepath.Join(store.LiveDir(), bundle.IPVSFile)),
+		})
+	}
+	return &telemetry.Reporter{
+		Collector: &telemetry.Collector{Sources: sources}, Sender: api, Interval: interval, Logger: n.logger,
+	}
 }
 
 // liveServers reads the live servers.json; a missing file means none.
@@ -268,11 +295,16 @@ func (n *node) run(ctx context.Context) {
 	wg.Add(2)
 	go func() { defer wg.Done(); n.feedback.Run(ctx, feedbackInterval) }()
 	go func() { defer wg.Done(); n.reporter.Run(ctx) }()
+	if n.telemetry != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.telemetry.Run(ctx) }()
+	}
 	_ = n.agent.Run(ctx)
 }
 
-// once runs one cycle, one reconcile, one VRRP step and one status report
-// (whose failures are only logged), and returns the exit status.
+// once runs one cycle, one reconcile, one VRRP step, one status report and
+// one telemetry sample (gauges and health; whose failures are only
+// logged), and returns the exit status.
 func (n *node) once(ctx context.Context) int {
 	err := n.agent.Once(ctx)
 	if n.reconciler != nil {
@@ -286,6 +318,9 @@ func (n *node) once(ctx context.Context) int {
 	}
 	n.feedback.Step(ctx)
 	_ = n.reporter.Step(ctx)
+	if n.telemetry != nil {
+		n.telemetry.Step(ctx)
+	}
 	if err != nil {
 		n.logger.Error("cycle failed", "err", err)
 		return 1

@@ -33,10 +33,11 @@ const token = "node-token-lb1"
 
 // fakeAPI implements the agent endpoints of the Fulcrum API in memory.
 type fakeAPI struct {
-	mu       sync.Mutex
-	newest   *client.Bundle
-	reports  []client.Report
-	statuses []client.NodeStatus
+	mu        sync.Mutex
+	newest    *client.Bundle
+	reports   []client.Report
+	statuses  []client.NodeStatus
+	telemetry []client.Telemetry
 }
 
 func (f *fakeAPI) publish(rev int64, cfg string) {
@@ -75,6 +76,18 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Lock()
 		f.statuses = append(f.statuses, st)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	case "/api/v1/agent/telemetry/":
+		var tm client.Telemetry
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields() // as the API refuses unknown fields
+		if err := dec.Decode(&tm); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.telemetry = append(f.telemetry, tm)
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -133,6 +146,23 @@ func (f *fakeAPI) awaitStatus(t *testing.T) client.NodeStatus {
 	}
 	t.Fatal("no status arrived")
 	return client.NodeStatus{}
+}
+
+// awaitTelemetry waits for a sample that satisfies ok and returns it.
+func (f *fakeAPI) awaitTelemetry(t *testing.T, ok func(client.Telemetry) bool) client.Telemetry {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		f.mu.Lock()
+		got := append([]client.Telemetry(nil), f.telemetry...)
+		f.mu.Unlock()
+		for _, tm := range got {
+			if ok(tm) {
+				return tm
+			}
+		}
+	}
+	t.Fatal("no matching telemetry arrived")
+	return client.Telemetry{}
 }
 
 // ignoreMessage compares reports on revision and state; messages are
@@ -257,6 +287,15 @@ func TestAgentEndToEnd(t *testing.T) {
 	if code := run(context.Background(), append(args, "--once"), &onceLogs); code != 0 {
 		t.Fatalf("--once exited %d", code)
 	}
+	// The telemetry names the pool's servers as members, with their health.
+	tm := api.awaitTelemetry(t, func(tm client.Telemetry) bool { return len(tm.Members) == 2 })
+	wantMembers := []client.MemberTelemetry{
+		{Pool: "web", Member: "s1", Health: client.Health{Status: client.HealthUnchecked}},
+		{Pool: "web", Member: "s2", Health: client.Health{Status: client.HealthUnchecked}},
+	}
+	if diff := cmp.Diff(wantMembers, tm.Members, cmpopts.IgnoreFields(client.MemberTelemetry{}, "Traffic")); diff != "" || tm.IntervalS != 10 {
+		t.Errorf("telemetry (interval %d s) members mismatch (-want +got):\n%s", tm.IntervalS, diff)
+	}
 	before, err := haproxyIn(bin, dir).CLI().ShowProc(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +348,7 @@ func TestParseFlags(t *testing.T) {
 			want: options{
 				api: "https://fulcrum:8443", tokenFile: "/etc/fulcrum/token", stateDir: "/var/lib/fulcrum-agent",
 				haproxyBin: "haproxy", keepalivedBin: "keepalived", nftBin: "nft", logLevel: "info", wait: 30 * time.Second,
-				confirmGrace: 10 * time.Second,
+				confirmGrace: 10 * time.Second, telemetry: 10 * time.Second,
 			},
 		},
 		{
@@ -318,7 +357,7 @@ func TestParseFlags(t *testing.T) {
 				"--api", "http://api", "--token-file", "t", "--state-dir", "/s", "--haproxy", "/usr/sbin/haproxy",
 				"--exec-prefix", "ip netns exec fl-lb", "--wait", "55s", "--once", "--log-level", "debug",
 				"--keepalived", "/usr/sbin/keepalived", "--keepalived-log", "/var/log/k.log", "--nft", "/usr/sbin/nft",
-				"--netns", "fl-lb", "--confirm-grace", "2s",
+				"--netns", "fl-lb", "--confirm-grace", "2s", "--telemetry-interval", "0",
 			},
 			want: options{
 				api: "http://api", tokenFile: "t", stateDir: "/s", haproxyBin: "/usr/sbin/haproxy",
@@ -333,12 +372,14 @@ func TestParseFlags(t *testing.T) {
 			want: options{
 				api: "http://a", tokenFile: "t", stateDir: "/var/lib/fulcrum-agent",
 				haproxyBin: "haproxy", nftBin: "nft", logLevel: "info", wait: 30 * time.Second,
-				confirmGrace: 10 * time.Second,
+				confirmGrace: 10 * time.Second, telemetry: 10 * time.Second,
 			},
 		},
 		{name: "missing required", args: []string{"--once"}, wantErr: "--api, --token-file"},
 		{name: "tiny wait", args: []string{"--api", "http://a", "--token-file", "t", "--wait", "10ms"}, wantErr: "at least 1s"},
 		{name: "negative grace", args: []string{"--api", "http://a", "--token-file", "t", "--confirm-grace", "-1s"}, wantErr: "--confirm-grace"},
+		{name: "tiny telemetry interval", args: []string{"--api", "http://a", "--token-file", "t", "--telemetry-interval", "100ms"}, wantErr: "--telemetry-interval"},
+		{name: "huge telemetry interval", args: []string{"--api", "http://a", "--token-file", "t", "--telemetry-interval", "10m"}, wantErr: "--telemetry-interval"},
 		{name: "stray argument", args: []string{"--api", "http://a", "--token-file", "t", "extra"}, wantErr: "unexpected"},
 	}
 	for _, tt := range tests {

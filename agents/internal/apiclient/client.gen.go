@@ -362,6 +362,33 @@ func (e HealthCheckTypeEnum) Valid() bool {
 	}
 }
 
+// Defines values for HealthStatusEnum.
+const (
+	HealthStatusEnumDown      HealthStatusEnum = "down"
+	HealthStatusEnumDrain     HealthStatusEnum = "drain"
+	HealthStatusEnumMaint     HealthStatusEnum = "maint"
+	HealthStatusEnumUnchecked HealthStatusEnum = "unchecked"
+	HealthStatusEnumUp        HealthStatusEnum = "up"
+)
+
+// Valid indicates whether the value is a known member of the HealthStatusEnum enum.
+func (e HealthStatusEnum) Valid() bool {
+	switch e {
+	case HealthStatusEnumDown:
+		return true
+	case HealthStatusEnumDrain:
+		return true
+	case HealthStatusEnumMaint:
+		return true
+	case HealthStatusEnumUnchecked:
+		return true
+	case HealthStatusEnumUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HttpReuseEnum.
 const (
 	Aggressive HttpReuseEnum = "aggressive"
@@ -599,6 +626,30 @@ func (e NodeRevisionStateEnum) Valid() bool {
 	}
 }
 
+// Defines values for NodeStateEnum.
+const (
+	NeverSeen NodeStateEnum = "never-seen"
+	Offline   NodeStateEnum = "offline"
+	Online    NodeStateEnum = "online"
+	Standby   NodeStateEnum = "standby"
+)
+
+// Valid indicates whether the value is a known member of the NodeStateEnum enum.
+func (e NodeStateEnum) Valid() bool {
+	switch e {
+	case NeverSeen:
+		return true
+	case Offline:
+		return true
+	case Online:
+		return true
+	case Standby:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OnFailureEnum.
 const (
 	Quiesce OnFailureEnum = "quiesce"
@@ -746,6 +797,33 @@ func (e RoleEnum) Valid() bool {
 	}
 }
 
+// Defines values for ServiceStateEnum.
+const (
+	ServiceStateEnumDegraded ServiceStateEnum = "degraded"
+	ServiceStateEnumDisabled ServiceStateEnum = "disabled"
+	ServiceStateEnumDown     ServiceStateEnum = "down"
+	ServiceStateEnumUnknown  ServiceStateEnum = "unknown"
+	ServiceStateEnumUp       ServiceStateEnum = "up"
+)
+
+// Valid indicates whether the value is a known member of the ServiceStateEnum enum.
+func (e ServiceStateEnum) Valid() bool {
+	switch e {
+	case ServiceStateEnumDegraded:
+		return true
+	case ServiceStateEnumDisabled:
+		return true
+	case ServiceStateEnumDown:
+		return true
+	case ServiceStateEnumUnknown:
+		return true
+	case ServiceStateEnumUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StatusEnum.
 const (
 	StatusEnumN400 StatusEnum = 400
@@ -853,25 +931,25 @@ func (e VirtualServiceForwardingEnum) Valid() bool {
 
 // Defines values for VrrpStateEnum.
 const (
-	Backup  VrrpStateEnum = "backup"
-	Fault   VrrpStateEnum = "fault"
-	Master  VrrpStateEnum = "master"
-	Stopped VrrpStateEnum = "stopped"
-	Unknown VrrpStateEnum = "unknown"
+	VrrpStateEnumBackup  VrrpStateEnum = "backup"
+	VrrpStateEnumFault   VrrpStateEnum = "fault"
+	VrrpStateEnumMaster  VrrpStateEnum = "master"
+	VrrpStateEnumStopped VrrpStateEnum = "stopped"
+	VrrpStateEnumUnknown VrrpStateEnum = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the VrrpStateEnum enum.
 func (e VrrpStateEnum) Valid() bool {
 	switch e {
-	case Backup:
+	case VrrpStateEnumBackup:
 		return true
-	case Fault:
+	case VrrpStateEnumFault:
 		return true
-	case Master:
+	case VrrpStateEnumMaster:
 		return true
-	case Stopped:
+	case VrrpStateEnumStopped:
 		return true
-	case Unknown:
+	case VrrpStateEnumUnknown:
 		return true
 	default:
 		return false
@@ -926,6 +1004,54 @@ func (e AuditExportRetrieveParamsFormat) Valid() bool {
 	case Csv:
 		return true
 	case Jsonl:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MetricsMembersRetrieveParamsStep.
+const (
+	MetricsMembersRetrieveParamsStepN10  MetricsMembersRetrieveParamsStep = 10
+	MetricsMembersRetrieveParamsStepN30  MetricsMembersRetrieveParamsStep = 30
+	MetricsMembersRetrieveParamsStepN300 MetricsMembersRetrieveParamsStep = 300
+	MetricsMembersRetrieveParamsStepN60  MetricsMembersRetrieveParamsStep = 60
+)
+
+// Valid indicates whether the value is a known member of the MetricsMembersRetrieveParamsStep enum.
+func (e MetricsMembersRetrieveParamsStep) Valid() bool {
+	switch e {
+	case MetricsMembersRetrieveParamsStepN10:
+		return true
+	case MetricsMembersRetrieveParamsStepN30:
+		return true
+	case MetricsMembersRetrieveParamsStepN300:
+		return true
+	case MetricsMembersRetrieveParamsStepN60:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MetricsServicesRetrieveParamsStep.
+const (
+	MetricsServicesRetrieveParamsStepN10  MetricsServicesRetrieveParamsStep = 10
+	MetricsServicesRetrieveParamsStepN30  MetricsServicesRetrieveParamsStep = 30
+	MetricsServicesRetrieveParamsStepN300 MetricsServicesRetrieveParamsStep = 300
+	MetricsServicesRetrieveParamsStepN60  MetricsServicesRetrieveParamsStep = 60
+)
+
+// Valid indicates whether the value is a known member of the MetricsServicesRetrieveParamsStep enum.
+func (e MetricsServicesRetrieveParamsStep) Valid() bool {
+	switch e {
+	case MetricsServicesRetrieveParamsStepN10:
+		return true
+	case MetricsServicesRetrieveParamsStepN30:
+		return true
+	case MetricsServicesRetrieveParamsStepN300:
+		return true
+	case MetricsServicesRetrieveParamsStepN60:
 		return true
 	default:
 		return false
@@ -997,6 +1123,15 @@ type AgentStatusRequest struct {
 	Members  *[]MemberStatusRequest `json:"members,omitempty"`
 	Networks []string               `json:"networks"`
 	Vrrp     *[]VrrpStatusRequest   `json:"vrrp,omitempty"`
+}
+
+// AgentTelemetryRequest What an agent saw on its node over the last “interval_s“ (sent every 10 s). Names that
+// match no object are skipped; the API stores it with its own clock.
+type AgentTelemetryRequest struct {
+	// IntervalS Seconds the counts cover.
+	IntervalS int                      `json:"interval_s"`
+	Members   *[]MemberTrafficRequest  `json:"members,omitempty"`
+	Services  *[]ServiceTrafficRequest `json:"services,omitempty"`
 }
 
 // AlgorithmEnum * `round-robin` - Round robin (weights ignored)
@@ -1785,6 +1920,70 @@ type HealthCheckRequest_Script struct {
 // * `script` - Script on the balancer (layer 4)
 type HealthCheckTypeEnum string
 
+// HealthEvent A change of a member's status on one node, with the check's result that showed it.
+type HealthEvent struct {
+	// At When the API received the report that showed the change.
+	At *time.Time `json:"at,omitempty"`
+
+	// Check HAProxy's check_status word; empty if none.
+	Check *string `json:"check,omitempty"`
+
+	// Code HTTP status of the last check.
+	Code *int `json:"code,omitempty"`
+
+	// Detail The check's own words.
+	Detail *string `json:"detail,omitempty"`
+	Id     *int    `json:"id,omitempty"`
+
+	// LatencyMs How long the last check took.
+	LatencyMs  *int    `json:"latency_ms,omitempty"`
+	Member     *int    `json:"member,omitempty"`
+	MemberName *string `json:"member_name,omitempty"`
+	Node       *int    `json:"node,omitempty"`
+	NodeName   *string `json:"node_name,omitempty"`
+	Pool       *int    `json:"pool,omitempty"`
+	PoolName   *string `json:"pool_name,omitempty"`
+
+	// Previous The status before; empty for the first.
+	//
+	// * `up` - Up
+	// * `down` - Down
+	// * `drain` - Drain
+	// * `maint` - Maintenance
+	// * `unchecked` - Not checked
+	Previous *HealthStatusEnum `json:"previous,omitempty"`
+	Status   *HealthStatusEnum `json:"status,omitempty"`
+}
+
+// HealthReportRequest The result of a member's last health check on the node.
+type HealthReportRequest struct {
+	// Check HAProxy's check_status word ("L7OK", "L4CON", "L7STS", "L4TOUT"...); "" if none.
+	Check *string `json:"check,omitempty"`
+
+	// Code HTTP status of the last check; null if none.
+	Code *int `json:"code,omitempty"`
+
+	// Detail The check's words; "" if none.
+	Detail *string `json:"detail,omitempty"`
+
+	// LatencyMs How long the last check took; null if unknown.
+	LatencyMs *int `json:"latency_ms,omitempty"`
+
+	// Status * `up` - Up
+	// * `down` - Down
+	// * `drain` - Drain
+	// * `maint` - Maintenance
+	// * `unchecked` - Not checked
+	Status HealthStatusEnum `json:"status"`
+}
+
+// HealthStatusEnum * `up` - Up
+// * `down` - Down
+// * `drain` - Drain
+// * `maint` - Maintenance
+// * `unchecked` - Not checked
+type HealthStatusEnum string
+
 // HttpReuseEnum * `never` - Never
 // * `safe` - Safe
 // * `aggressive` - Aggressive
@@ -1962,6 +2161,41 @@ type Member_Forwarding struct {
 // * `tunnel` - Tunnel
 type MemberForwardingEnum string
 
+// MemberHealth A member's health as one node last reported it.
+type MemberHealth struct {
+	// Check HAProxy's check_status word; empty if none.
+	Check *string `json:"check,omitempty"`
+
+	// CheckedAt When the node last reported it.
+	CheckedAt *time.Time `json:"checked_at,omitempty"`
+
+	// Code HTTP status of the last check.
+	Code *int `json:"code,omitempty"`
+
+	// Detail The check's own words.
+	Detail *string `json:"detail,omitempty"`
+
+	// LastFailure The check's words when the member last failed.
+	LastFailure   *string    `json:"last_failure,omitempty"`
+	LastFailureAt *time.Time `json:"last_failure_at,omitempty"`
+
+	// LatencyMs How long the last check took.
+	LatencyMs  *int    `json:"latency_ms,omitempty"`
+	Member     *int    `json:"member,omitempty"`
+	MemberName *string `json:"member_name,omitempty"`
+	Node       *int    `json:"node,omitempty"`
+	NodeName   *string `json:"node_name,omitempty"`
+	Pool       *int    `json:"pool,omitempty"`
+	PoolName   *string `json:"pool_name,omitempty"`
+
+	// Since When the status last changed.
+	Since *time.Time `json:"since,omitempty"`
+
+	// Stale The node has not reported it for more than 60 s.
+	Stale  *bool             `json:"stale,omitempty"`
+	Status *HealthStatusEnum `json:"status,omitempty"`
+}
+
 // MemberLive A member's figures on one node, as the member's “live“ shows them.
 type MemberLive struct {
 	Connections *int `json:"connections"`
@@ -2090,11 +2324,45 @@ type MemberStatusRequest struct {
 	Weight *int `json:"weight"`
 }
 
+// MemberTrafficRequest Traffic through one service or member on one node.
+type MemberTrafficRequest struct {
+	// BytesIn In the interval.
+	BytesIn int64 `json:"bytes_in"`
+
+	// BytesOut In the interval.
+	BytesOut int64 `json:"bytes_out"`
+
+	// Connections Current connections (gauge).
+	Connections int64 `json:"connections"`
+
+	// Errors Layer 7: request errors and 5xx answers in the interval; layer 4: 0.
+	Errors int64 `json:"errors"`
+
+	// Health The result of a member's last health check on the node.
+	Health HealthReportRequest `json:"health"`
+	Member string              `json:"member"`
+	Pool   string              `json:"pool"`
+
+	// Requests Requests (layer 7) or new connections (layer 4) in the interval.
+	Requests int64 `json:"requests"`
+}
+
 // MethodEnum * `GET` - Get
 // * `HEAD` - Head
 // * `OPTIONS` - Options
 // * `POST` - Post
 type MethodEnum string
+
+// Metrics defines model for Metrics.
+type Metrics struct {
+	// End Now.
+	End    time.Time `json:"end"`
+	Series []Series  `json:"series"`
+
+	// Start The start of the first bucket.
+	Start time.Time `json:"start"`
+	StepS int       `json:"step_s"`
+}
 
 // Node Shows “version“ and accepts it on writes (checked by the view, never stored).
 type Node struct {
@@ -2192,6 +2460,12 @@ type NodeStandbyResult struct {
 	Revision int `json:"revision"`
 }
 
+// NodeStateEnum * `online` - Online
+// * `offline` - Offline (its agent stopped calling)
+// * `standby` - Standby (maintenance handover)
+// * `never-seen` - Never seen (no agent has called yet)
+type NodeStateEnum string
+
 // NotAwaiting defines model for NotAwaiting.
 type NotAwaiting struct {
 	// ConfirmState * `none` - Not asked
@@ -2218,6 +2492,94 @@ type ObjectChange struct {
 // OnFailureEnum * `remove` - Remove
 // * `quiesce` - Quiesce (weight 0, connections kept)
 type OnFailureEnum string
+
+// Overview defines model for Overview.
+type Overview struct {
+	Nodes []OverviewNode `json:"nodes"`
+
+	// PendingChanges Objects that differ from the last published revision.
+	PendingChanges int `json:"pending_changes"`
+
+	// Revision The newest revision; null before the first apply.
+	Revision *OverviewRevision `json:"revision"`
+	Services []OverviewService `json:"services"`
+}
+
+// OverviewHa defines model for OverviewHa.
+type OverviewHa struct {
+	Group string `json:"group"`
+
+	// State * `master` - Master
+	// * `backup` - Backup
+	// * `fault` - Fault
+	// * `stopped` - Stopped
+	// * `unknown` - Unknown
+	State VrrpStateEnum `json:"state"`
+}
+
+// OverviewNode defines model for OverviewNode.
+type OverviewNode struct {
+	// Ha The node's VRRP state in each HA group, as last reported.
+	Ha       []OverviewHa `json:"ha"`
+	Id       int          `json:"id"`
+	LastSeen *time.Time   `json:"last_seen"`
+	Name     string       `json:"name"`
+
+	// RunningRevision The revision the node runs.
+	RunningRevision *int `json:"running_revision"`
+
+	// State * `online` - Online
+	// * `offline` - Offline (its agent stopped calling)
+	// * `standby` - Standby (maintenance handover)
+	// * `never-seen` - Never seen (no agent has called yet)
+	State NodeStateEnum `json:"state"`
+}
+
+// OverviewRevision A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+//
+// A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+// nested-write guard is for related objects, not for a column's shape.
+type OverviewRevision struct {
+	ConfirmBy    *time.Time        `json:"confirm_by,omitempty"`
+	ConfirmState *ConfirmStateEnum `json:"confirm_state,omitempty"`
+
+	// Live Every registered node has applied this revision.
+	Live   *bool `json:"live,omitempty"`
+	Number *int  `json:"number,omitempty"`
+}
+
+// OverviewService defines model for OverviewService.
+type OverviewService struct {
+	BytesInPerS  float64 `json:"bytes_in_per_s"`
+	BytesOutPerS float64 `json:"bytes_out_per_s"`
+	Connections  int     `json:"connections"`
+	Enabled      bool    `json:"enabled"`
+	ErrorsPerS   float64 `json:"errors_per_s"`
+	Forwarding   string  `json:"forwarding"`
+	Id           int     `json:"id"`
+
+	// Layer l4: IPVS forwarding; l7: HAProxy (proxy).
+	Layer *string `json:"layer,omitempty"`
+
+	// MembersTotal Enabled members of the default pool and of the pools its rules send to.
+	MembersTotal int     `json:"members_total"`
+	MembersUp    int     `json:"members_up"`
+	Name         string  `json:"name"`
+	Port         int     `json:"port"`
+	PortEnd      int     `json:"port_end"`
+	Protocol     string  `json:"protocol"`
+	RequestsPerS float64 `json:"requests_per_s"`
+
+	// State disabled: the service is; unknown: no node reported its members' health in the last minute; down: no member up; degraded: some enabled member not up (drained or disabled ones do not count); up.
+	//
+	// * `up` - Up
+	// * `degraded` - Degraded
+	// * `down` - Down
+	// * `disabled` - Disabled
+	// * `unknown` - Unknown (no fresh health report)
+	State ServiceStateEnum `json:"state"`
+	Vip   string           `json:"vip"`
+}
 
 // PaginatedApiTokenList defines model for PaginatedApiTokenList.
 type PaginatedApiTokenList struct {
@@ -2295,6 +2657,32 @@ type PaginatedHealthCheckList struct {
 	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
 	Previous *string       `json:"previous,omitempty"`
 	Results  []HealthCheck `json:"results"`
+}
+
+// PaginatedHealthEventList defines model for PaginatedHealthEventList.
+type PaginatedHealthEventList struct {
+	// Count Example: 123
+	Count int `json:"count"`
+
+	// Next Example: http://api.example.org/accounts/?offset=400&limit=100
+	Next *string `json:"next,omitempty"`
+
+	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
+	Previous *string       `json:"previous,omitempty"`
+	Results  []HealthEvent `json:"results"`
+}
+
+// PaginatedMemberHealthList defines model for PaginatedMemberHealthList.
+type PaginatedMemberHealthList struct {
+	// Count Example: 123
+	Count int `json:"count"`
+
+	// Next Example: http://api.example.org/accounts/?offset=400&limit=100
+	Next *string `json:"next,omitempty"`
+
+	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
+	Previous *string        `json:"previous,omitempty"`
+	Results  []MemberHealth `json:"results"`
 }
 
 // PaginatedMemberList defines model for PaginatedMemberList.
@@ -2912,6 +3300,20 @@ type PersistenceRequest struct {
 // * `header` - header
 type PersistenceTypeEnum string
 
+// Point defines model for Point.
+type Point struct {
+	BytesInPerS  float64 `json:"bytes_in_per_s"`
+	BytesOutPerS float64 `json:"bytes_out_per_s"`
+
+	// Connections The nodes' latest gauges in the bucket, added.
+	Connections  int     `json:"connections"`
+	ErrorsPerS   float64 `json:"errors_per_s"`
+	RequestsPerS float64 `json:"requests_per_s"`
+
+	// T The start of the bucket.
+	T time.Time `json:"t"`
+}
+
 // Pool Shows “version“ and accepts it on writes (checked by the view, never stored).
 type Pool struct {
 	// Algorithm * `round-robin` - Round robin (weights ignored)
@@ -3297,6 +3699,43 @@ type RuleRequestHeaderName1 = string
 // RuleRequest_HeaderName defines model for RuleRequest.HeaderName.
 type RuleRequest_HeaderName struct {
 	union json.RawMessage
+}
+
+// Series defines model for Series.
+type Series struct {
+	Id   int    `json:"id"`
+	Name string `json:"name"`
+
+	// Points Buckets with samples, oldest first; a missing bucket is a gap.
+	Points []Point `json:"points"`
+}
+
+// ServiceStateEnum * `up` - Up
+// * `degraded` - Degraded
+// * `down` - Down
+// * `disabled` - Disabled
+// * `unknown` - Unknown (no fresh health report)
+type ServiceStateEnum string
+
+// ServiceTrafficRequest Traffic through one service or member on one node.
+type ServiceTrafficRequest struct {
+	// BytesIn In the interval.
+	BytesIn int64 `json:"bytes_in"`
+
+	// BytesOut In the interval.
+	BytesOut int64 `json:"bytes_out"`
+
+	// Connections Current connections (gauge).
+	Connections int64 `json:"connections"`
+
+	// Errors Layer 7: request errors and 5xx answers in the interval; layer 4: 0.
+	Errors int64 `json:"errors"`
+
+	// Requests Requests (layer 7) or new connections (layer 4) in the interval.
+	Requests int64 `json:"requests"`
+
+	// Service The virtual service's name.
+	Service string `json:"service"`
 }
 
 // SignInTokenRequest “POST /auth/token/“: credentials, and what the new token should be.
@@ -3816,6 +4255,39 @@ type HealthChecksUpdateParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// HealthEventsListParams defines parameters for HealthEventsList.
+type HealthEventsListParams struct {
+	// Limit Number of results to return per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Member only this member's
+	Member *int `form:"member,omitempty" json:"member,omitempty"`
+
+	// Offset The initial index from which to return the results.
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Pool only this pool's members'
+	Pool *int `form:"pool,omitempty" json:"pool,omitempty"`
+}
+
+// HealthListParams defines parameters for HealthList.
+type HealthListParams struct {
+	// Limit Number of results to return per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Member only this member's
+	Member *int `form:"member,omitempty" json:"member,omitempty"`
+
+	// Offset The initial index from which to return the results.
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Pool only this pool's members'
+	Pool *int `form:"pool,omitempty" json:"pool,omitempty"`
+
+	// Service only the members of this service's pools (default and rules')
+	Service *int `form:"service,omitempty" json:"service,omitempty"`
+}
+
 // IpvsSyncPartialUpdateParams defines parameters for IpvsSyncPartialUpdate.
 type IpvsSyncPartialUpdateParams struct {
 	// IfMatch The version read ("3" or 3): 409 if the object changed since.
@@ -3857,6 +4329,36 @@ type MembersUpdateParams struct {
 	// IfMatch The version read ("3" or 3): 409 if the object changed since.
 	IfMatch *string `json:"If-Match,omitempty"`
 }
+
+// MetricsMembersRetrieveParams defines parameters for MetricsMembersRetrieve.
+type MetricsMembersRetrieveParams struct {
+	// Minutes how far back, in minutes (default 60)
+	Minutes *int `form:"minutes,omitempty" json:"minutes,omitempty"`
+
+	// Pool the pool
+	Pool int `form:"pool" json:"pool"`
+
+	// Step seconds per point (default 60)
+	Step *MetricsMembersRetrieveParamsStep `form:"step,omitempty" json:"step,omitempty"`
+}
+
+// MetricsMembersRetrieveParamsStep defines parameters for MetricsMembersRetrieve.
+type MetricsMembersRetrieveParamsStep int
+
+// MetricsServicesRetrieveParams defines parameters for MetricsServicesRetrieve.
+type MetricsServicesRetrieveParams struct {
+	// Minutes how far back, in minutes (default 60)
+	Minutes *int `form:"minutes,omitempty" json:"minutes,omitempty"`
+
+	// Service only this service
+	Service *int `form:"service,omitempty" json:"service,omitempty"`
+
+	// Step seconds per point (default 60)
+	Step *MetricsServicesRetrieveParamsStep `form:"step,omitempty" json:"step,omitempty"`
+}
+
+// MetricsServicesRetrieveParamsStep defines parameters for MetricsServicesRetrieve.
+type MetricsServicesRetrieveParamsStep int
 
 // NodesListParams defines parameters for NodesList.
 type NodesListParams struct {
@@ -3916,6 +4418,9 @@ type PoolsUpdateParams struct {
 type RevisionsListParams struct {
 	// Limit Number of results to return per page.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Number only the revision with this number
+	Number *int `form:"number,omitempty" json:"number,omitempty"`
 
 	// Offset The initial index from which to return the results.
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
@@ -4038,6 +4543,9 @@ type AgentReportsCreateJSONRequestBody = AgentReportRequest
 
 // AgentStatusCreateJSONRequestBody defines body for AgentStatusCreate for application/json ContentType.
 type AgentStatusCreateJSONRequestBody = AgentStatusRequest
+
+// AgentTelemetryCreateJSONRequestBody defines body for AgentTelemetryCreate for application/json ContentType.
+type AgentTelemetryCreateJSONRequestBody = AgentTelemetryRequest
 
 // AuthLoginCreateJSONRequestBody defines body for AuthLoginCreate for application/json ContentType.
 type AuthLoginCreateJSONRequestBody = LoginRequest
@@ -5731,6 +6239,18 @@ type ClientInterface interface {
 	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
 	AgentStatusCreate(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AgentTelemetryCreateWithBody performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Traffic and member health the agent saw on its node (every 10 s).
+	AgentTelemetryCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentTelemetryCreate performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Traffic and member health the agent saw on its node (every 10 s).
+	AgentTelemetryCreate(ctx context.Context, body AgentTelemetryCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AuditList performs a GET /api/v1/audit/ (the `AuditList` operationId) request.
 	//
 	// The audit log (admins and operators), newest first: every change made through the
@@ -5993,6 +6513,16 @@ type ClientInterface interface {
 	// A pool's health check (one per pool). Applied with the next revision.
 	HealthChecksUpdate(ctx context.Context, id int, params *HealthChecksUpdateParams, body HealthChecksUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// HealthEventsList performs a GET /api/v1/health-events/ (the `HealthEventsList` operationId) request.
+	//
+	// Members' status changes as the nodes saw them, newest first (kept 7 days, 200 per member).
+	HealthEventsList(ctx context.Context, params *HealthEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HealthList performs a GET /api/v1/health/ (the `HealthList` operationId) request.
+	//
+	// Each member's health as each node last reported it.
+	HealthList(ctx context.Context, params *HealthListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// IpvsSyncRetrieve performs a GET /api/v1/ipvs-sync/ (the `IpvsSyncRetrieve` operationId) request.
 	//
 	// IPVS connection sync between the balancers: one settings object. Applied with the next revision.
@@ -6087,6 +6617,17 @@ type ClientInterface interface {
 	// other pending changes: published as the next revision, made through HAProxy's runtime API.
 	MembersRuntimeCreate(ctx context.Context, id int, body MembersRuntimeCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// MetricsMembersRetrieve performs a GET /api/v1/metrics/members/ (the `MetricsMembersRetrieve` operationId) request.
+	//
+	// A pool's members' traffic over the last hour, one series per member.
+	MetricsMembersRetrieve(ctx context.Context, params *MetricsMembersRetrieveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MetricsServicesRetrieve performs a GET /api/v1/metrics/services/ (the `MetricsServicesRetrieve` operationId) request.
+	//
+	// Each virtual service's traffic over the last hour, in buckets: rates per second added
+	// over the nodes, connections the nodes' latest gauges added.
+	MetricsServicesRetrieve(ctx context.Context, params *MetricsServicesRetrieveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// NodesList performs a GET /api/v1/nodes/ (the `NodesList` operationId) request.
 	//
 	// Appliance nodes. Creating one returns its agent token once; it cannot be read again.
@@ -6155,6 +6696,12 @@ type ClientInterface interface {
 	// Published as the next revision with only this change; the node's VRRP instances go
 	// to FAULT, so the peers take over at once whether or not the groups preempt.
 	NodesStandbyCreate(ctx context.Context, id int, body NodesStandbyCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OverviewRetrieve performs a GET /api/v1/overview/ (the `OverviewRetrieve` operationId) request.
+	//
+	// The dashboard in one call: every service's state and current traffic (the last minute),
+	// the nodes, the number of pending changes and the newest revision.
+	OverviewRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PoolsList performs a GET /api/v1/pools/ (the `PoolsList` operationId) request.
 	//
@@ -6575,6 +7122,38 @@ func (c *Client) AgentStatusCreateWithBody(ctx context.Context, contentType stri
 // What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
 func (c *Client) AgentStatusCreate(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentStatusCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentTelemetryCreateWithBody performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Traffic and member health the agent saw on its node (every 10 s).
+func (c *Client) AgentTelemetryCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentTelemetryCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentTelemetryCreate performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Traffic and member health the agent saw on its node (every 10 s).
+func (c *Client) AgentTelemetryCreate(ctx context.Context, body AgentTelemetryCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentTelemetryCreateRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7277,6 +7856,36 @@ func (c *Client) HealthChecksUpdate(ctx context.Context, id int, params *HealthC
 	return c.Client.Do(req)
 }
 
+// HealthEventsList performs a GET /api/v1/health-events/ (the `HealthEventsList` operationId) request.
+//
+// Members' status changes as the nodes saw them, newest first (kept 7 days, 200 per member).
+func (c *Client) HealthEventsList(ctx context.Context, params *HealthEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHealthEventsListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HealthList performs a GET /api/v1/health/ (the `HealthList` operationId) request.
+//
+// Each member's health as each node last reported it.
+func (c *Client) HealthList(ctx context.Context, params *HealthListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHealthListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // IpvsSyncRetrieve performs a GET /api/v1/ipvs-sync/ (the `IpvsSyncRetrieve` operationId) request.
 //
 // IPVS connection sync between the balancers: one settings object. Applied with the next revision.
@@ -7531,6 +8140,37 @@ func (c *Client) MembersRuntimeCreate(ctx context.Context, id int, body MembersR
 	return c.Client.Do(req)
 }
 
+// MetricsMembersRetrieve performs a GET /api/v1/metrics/members/ (the `MetricsMembersRetrieve` operationId) request.
+//
+// A pool's members' traffic over the last hour, one series per member.
+func (c *Client) MetricsMembersRetrieve(ctx context.Context, params *MetricsMembersRetrieveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMetricsMembersRetrieveRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MetricsServicesRetrieve performs a GET /api/v1/metrics/services/ (the `MetricsServicesRetrieve` operationId) request.
+//
+// Each virtual service's traffic over the last hour, in buckets: rates per second added
+// over the nodes, connections the nodes' latest gauges added.
+func (c *Client) MetricsServicesRetrieve(ctx context.Context, params *MetricsServicesRetrieveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMetricsServicesRetrieveRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NodesList performs a GET /api/v1/nodes/ (the `NodesList` operationId) request.
 //
 // Appliance nodes. Creating one returns its agent token once; it cannot be read again.
@@ -7700,6 +8340,22 @@ func (c *Client) NodesStandbyCreateWithBody(ctx context.Context, id int, content
 // to FAULT, so the peers take over at once whether or not the groups preempt.
 func (c *Client) NodesStandbyCreate(ctx context.Context, id int, body NodesStandbyCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewNodesStandbyCreateRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OverviewRetrieve performs a GET /api/v1/overview/ (the `OverviewRetrieve` operationId) request.
+//
+// The dashboard in one call: every service's state and current traffic (the last minute),
+// the nodes, the number of pending changes and the newest revision.
+func (c *Client) OverviewRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOverviewRetrieveRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -8705,6 +9361,46 @@ func NewAgentStatusCreateRequestWithBody(server string, contentType string, body
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/agent/status/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentTelemetryCreateRequest calls the generic AgentTelemetryCreate builder with application/json body
+func NewAgentTelemetryCreateRequest(server string, body AgentTelemetryCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentTelemetryCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAgentTelemetryCreateRequestWithBody constructs an http.Request for the AgentTelemetryCreate method, with any body, and a specified content type
+func NewAgentTelemetryCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/telemetry/")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10364,6 +11060,198 @@ func NewHealthChecksUpdateRequestWithBody(server string, id int, params *HealthC
 	return req, nil
 }
 
+// NewHealthEventsListRequest constructs an http.Request for the HealthEventsList method
+func NewHealthEventsListRequest(server string, params *HealthEventsListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/health-events/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Member != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "member", *params.Member, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pool != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pool", *params.Pool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewHealthListRequest constructs an http.Request for the HealthList method
+func NewHealthListRequest(server string, params *HealthListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/health/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Member != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "member", *params.Member, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pool != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pool", *params.Pool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Service != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "service", *params.Service, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewIpvsSyncRetrieveRequest constructs an http.Request for the IpvsSyncRetrieve method
 func NewIpvsSyncRetrieveRequest(server string) (*http.Request, error) {
 	var err error
@@ -10873,6 +11761,158 @@ func NewMembersRuntimeCreateRequestWithBody(server string, id int, contentType s
 	return req, nil
 }
 
+// NewMetricsMembersRetrieveRequest constructs an http.Request for the MetricsMembersRetrieve method
+func NewMetricsMembersRetrieveRequest(server string, params *MetricsMembersRetrieveParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/metrics/members/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Minutes != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minutes", *params.Minutes, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pool", params.Pool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Step != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "step", *params.Step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMetricsServicesRetrieveRequest constructs an http.Request for the MetricsServicesRetrieve method
+func NewMetricsServicesRetrieveRequest(server string, params *MetricsServicesRetrieveParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/metrics/services/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Minutes != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minutes", *params.Minutes, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Service != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "service", *params.Service, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Step != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "step", *params.Step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewNodesListRequest constructs an http.Request for the NodesList method
 func NewNodesListRequest(server string, params *NodesListParams) (*http.Request, error) {
 	var err error
@@ -11233,6 +12273,33 @@ func NewNodesStandbyCreateRequestWithBody(server string, id int, contentType str
 	return req, nil
 }
 
+// NewOverviewRetrieveRequest constructs an http.Request for the OverviewRetrieve method
+func NewOverviewRetrieveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/overview/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPoolsListRequest constructs an http.Request for the PoolsList method
 func NewPoolsListRequest(server string, params *PoolsListParams) (*http.Request, error) {
 	var err error
@@ -11577,6 +12644,18 @@ func NewRevisionsListRequest(server string, params *RevisionsListParams) (*http.
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Number != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "number", *params.Number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13074,6 +14153,20 @@ type ClientWithResponsesInterface interface {
 	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
 	AgentStatusCreateWithResponse(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentStatusCreateResponse, error)
 
+	// AgentTelemetryCreateWithBodyWithResponse performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Traffic and member health the agent saw on its node (every 10 s).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AgentTelemetryCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentTelemetryCreateResponse, error)
+
+	// AgentTelemetryCreateWithResponse performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Traffic and member health the agent saw on its node (every 10 s).
+	AgentTelemetryCreateWithResponse(ctx context.Context, body AgentTelemetryCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentTelemetryCreateResponse, error)
+
 	// AuditListWithResponse performs a GET /api/v1/audit/ (the `AuditList` operationId) request.
 	//
 	// The audit log (admins and operators), newest first: every change made through the
@@ -13396,6 +14489,20 @@ type ClientWithResponsesInterface interface {
 	// A pool's health check (one per pool). Applied with the next revision.
 	HealthChecksUpdateWithResponse(ctx context.Context, id int, params *HealthChecksUpdateParams, body HealthChecksUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*HealthChecksUpdateResponse, error)
 
+	// HealthEventsListWithResponse performs a GET /api/v1/health-events/ (the `HealthEventsList` operationId) request.
+	//
+	// Members' status changes as the nodes saw them, newest first (kept 7 days, 200 per member).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	HealthEventsListWithResponse(ctx context.Context, params *HealthEventsListParams, reqEditors ...RequestEditorFn) (*HealthEventsListResponse, error)
+
+	// HealthListWithResponse performs a GET /api/v1/health/ (the `HealthList` operationId) request.
+	//
+	// Each member's health as each node last reported it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	HealthListWithResponse(ctx context.Context, params *HealthListParams, reqEditors ...RequestEditorFn) (*HealthListResponse, error)
+
 	// IpvsSyncRetrieveWithResponse performs a GET /api/v1/ipvs-sync/ (the `IpvsSyncRetrieve` operationId) request.
 	//
 	// IPVS connection sync between the balancers: one settings object. Applied with the next revision.
@@ -13510,6 +14617,21 @@ type ClientWithResponsesInterface interface {
 	// other pending changes: published as the next revision, made through HAProxy's runtime API.
 	MembersRuntimeCreateWithResponse(ctx context.Context, id int, body MembersRuntimeCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*MembersRuntimeCreateResponse, error)
 
+	// MetricsMembersRetrieveWithResponse performs a GET /api/v1/metrics/members/ (the `MetricsMembersRetrieve` operationId) request.
+	//
+	// A pool's members' traffic over the last hour, one series per member.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	MetricsMembersRetrieveWithResponse(ctx context.Context, params *MetricsMembersRetrieveParams, reqEditors ...RequestEditorFn) (*MetricsMembersRetrieveResponse, error)
+
+	// MetricsServicesRetrieveWithResponse performs a GET /api/v1/metrics/services/ (the `MetricsServicesRetrieve` operationId) request.
+	//
+	// Each virtual service's traffic over the last hour, in buckets: rates per second added
+	// over the nodes, connections the nodes' latest gauges added.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	MetricsServicesRetrieveWithResponse(ctx context.Context, params *MetricsServicesRetrieveParams, reqEditors ...RequestEditorFn) (*MetricsServicesRetrieveResponse, error)
+
 	// NodesListWithResponse performs a GET /api/v1/nodes/ (the `NodesList` operationId) request.
 	//
 	// Appliance nodes. Creating one returns its agent token once; it cannot be read again.
@@ -13592,6 +14714,14 @@ type ClientWithResponsesInterface interface {
 	// Published as the next revision with only this change; the node's VRRP instances go
 	// to FAULT, so the peers take over at once whether or not the groups preempt.
 	NodesStandbyCreateWithResponse(ctx context.Context, id int, body NodesStandbyCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*NodesStandbyCreateResponse, error)
+
+	// OverviewRetrieveWithResponse performs a GET /api/v1/overview/ (the `OverviewRetrieve` operationId) request.
+	//
+	// The dashboard in one call: every service's state and current traffic (the last minute),
+	// the nodes, the number of pending changes and the newest revision.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	OverviewRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OverviewRetrieveResponse, error)
 
 	// PoolsListWithResponse performs a GET /api/v1/pools/ (the `PoolsList` operationId) request.
 	//
@@ -14257,6 +15387,75 @@ func (r AgentStatusCreateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AgentStatusCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentTelemetryCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AgentTelemetryCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AgentTelemetryCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AgentTelemetryCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AgentTelemetryCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AgentTelemetryCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentTelemetryCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentTelemetryCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentTelemetryCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentTelemetryCreateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16410,6 +17609,130 @@ func (r HealthChecksUpdateResponse) ContentType() string {
 	return ""
 }
 
+type HealthEventsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaginatedHealthEventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r HealthEventsListResponse) GetJSON200() *PaginatedHealthEventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HealthEventsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r HealthEventsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r HealthEventsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r HealthEventsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HealthEventsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HealthEventsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HealthEventsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HealthListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaginatedMemberHealthList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r HealthListResponse) GetJSON200() *PaginatedMemberHealthList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r HealthListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r HealthListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r HealthListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r HealthListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HealthListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HealthListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HealthListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type IpvsSyncRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17184,6 +18507,130 @@ func (r MembersRuntimeCreateResponse) ContentType() string {
 	return ""
 }
 
+type MetricsMembersRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Metrics
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MetricsMembersRetrieveResponse) GetJSON200() *Metrics {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MetricsMembersRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MetricsMembersRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MetricsMembersRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r MetricsMembersRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MetricsMembersRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MetricsMembersRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MetricsMembersRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type MetricsServicesRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Metrics
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MetricsServicesRetrieveResponse) GetJSON200() *Metrics {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MetricsServicesRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MetricsServicesRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MetricsServicesRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r MetricsServicesRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MetricsServicesRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MetricsServicesRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MetricsServicesRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type NodesListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17724,6 +19171,68 @@ func (r NodesStandbyCreateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r NodesStandbyCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OverviewRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Overview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OverviewRetrieveResponse) GetJSON200() *Overview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OverviewRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OverviewRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OverviewRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r OverviewRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OverviewRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OverviewRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OverviewRetrieveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20419,6 +21928,32 @@ func (c *ClientWithResponses) AgentStatusCreateWithResponse(ctx context.Context,
 	return ParseAgentStatusCreateResponse(rsp)
 }
 
+// AgentTelemetryCreateWithBodyWithResponse performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Traffic and member health the agent saw on its node (every 10 s).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AgentTelemetryCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentTelemetryCreateResponse, error) {
+	rsp, err := c.AgentTelemetryCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentTelemetryCreateResponse(rsp)
+}
+
+// AgentTelemetryCreateWithResponse performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Traffic and member health the agent saw on its node (every 10 s).
+func (c *ClientWithResponses) AgentTelemetryCreateWithResponse(ctx context.Context, body AgentTelemetryCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentTelemetryCreateResponse, error) {
+	rsp, err := c.AgentTelemetryCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentTelemetryCreateResponse(rsp)
+}
+
 // AuditListWithResponse performs a GET /api/v1/audit/ (the `AuditList` operationId) request.
 //
 // The audit log (admins and operators), newest first: every change made through the
@@ -20999,6 +22534,32 @@ func (c *ClientWithResponses) HealthChecksUpdateWithResponse(ctx context.Context
 	return ParseHealthChecksUpdateResponse(rsp)
 }
 
+// HealthEventsListWithResponse performs a GET /api/v1/health-events/ (the `HealthEventsList` operationId) request.
+//
+// Members' status changes as the nodes saw them, newest first (kept 7 days, 200 per member).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) HealthEventsListWithResponse(ctx context.Context, params *HealthEventsListParams, reqEditors ...RequestEditorFn) (*HealthEventsListResponse, error) {
+	rsp, err := c.HealthEventsList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHealthEventsListResponse(rsp)
+}
+
+// HealthListWithResponse performs a GET /api/v1/health/ (the `HealthList` operationId) request.
+//
+// Each member's health as each node last reported it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) HealthListWithResponse(ctx context.Context, params *HealthListParams, reqEditors ...RequestEditorFn) (*HealthListResponse, error) {
+	rsp, err := c.HealthList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHealthListResponse(rsp)
+}
+
 // IpvsSyncRetrieveWithResponse performs a GET /api/v1/ipvs-sync/ (the `IpvsSyncRetrieve` operationId) request.
 //
 // IPVS connection sync between the balancers: one settings object. Applied with the next revision.
@@ -21209,6 +22770,33 @@ func (c *ClientWithResponses) MembersRuntimeCreateWithResponse(ctx context.Conte
 	return ParseMembersRuntimeCreateResponse(rsp)
 }
 
+// MetricsMembersRetrieveWithResponse performs a GET /api/v1/metrics/members/ (the `MetricsMembersRetrieve` operationId) request.
+//
+// A pool's members' traffic over the last hour, one series per member.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) MetricsMembersRetrieveWithResponse(ctx context.Context, params *MetricsMembersRetrieveParams, reqEditors ...RequestEditorFn) (*MetricsMembersRetrieveResponse, error) {
+	rsp, err := c.MetricsMembersRetrieve(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMetricsMembersRetrieveResponse(rsp)
+}
+
+// MetricsServicesRetrieveWithResponse performs a GET /api/v1/metrics/services/ (the `MetricsServicesRetrieve` operationId) request.
+//
+// Each virtual service's traffic over the last hour, in buckets: rates per second added
+// over the nodes, connections the nodes' latest gauges added.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) MetricsServicesRetrieveWithResponse(ctx context.Context, params *MetricsServicesRetrieveParams, reqEditors ...RequestEditorFn) (*MetricsServicesRetrieveResponse, error) {
+	rsp, err := c.MetricsServicesRetrieve(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMetricsServicesRetrieveResponse(rsp)
+}
+
 // NodesListWithResponse performs a GET /api/v1/nodes/ (the `NodesList` operationId) request.
 //
 // Appliance nodes. Creating one returns its agent token once; it cannot be read again.
@@ -21356,6 +22944,20 @@ func (c *ClientWithResponses) NodesStandbyCreateWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseNodesStandbyCreateResponse(rsp)
+}
+
+// OverviewRetrieveWithResponse performs a GET /api/v1/overview/ (the `OverviewRetrieve` operationId) request.
+//
+// The dashboard in one call: every service's state and current traffic (the last minute),
+// the nodes, the number of pending changes and the newest revision.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) OverviewRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OverviewRetrieveResponse, error) {
+	rsp, err := c.OverviewRetrieve(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOverviewRetrieveResponse(rsp)
 }
 
 // PoolsListWithResponse performs a GET /api/v1/pools/ (the `PoolsList` operationId) request.
@@ -22231,6 +23833,63 @@ func ParseAgentStatusCreateResponse(rsp *http.Response) (*AgentStatusCreateRespo
 	}
 
 	response := &AgentStatusCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentTelemetryCreateResponse parses an HTTP response from a AgentTelemetryCreateWithResponse call
+func ParseAgentTelemetryCreateResponse(rsp *http.Response) (*AgentTelemetryCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentTelemetryCreateResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -23991,6 +25650,100 @@ func ParseHealthChecksUpdateResponse(rsp *http.Response) (*HealthChecksUpdateRes
 	return response, nil
 }
 
+// ParseHealthEventsListResponse parses an HTTP response from a HealthEventsListWithResponse call
+func ParseHealthEventsListResponse(rsp *http.Response) (*HealthEventsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HealthEventsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaginatedHealthEventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseHealthListResponse parses an HTTP response from a HealthListWithResponse call
+func ParseHealthListResponse(rsp *http.Response) (*HealthListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HealthListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaginatedMemberHealthList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseIpvsSyncRetrieveResponse parses an HTTP response from a IpvsSyncRetrieveWithResponse call
 func ParseIpvsSyncRetrieveResponse(rsp *http.Response) (*IpvsSyncRetrieveResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24618,6 +26371,100 @@ func ParseMembersRuntimeCreateResponse(rsp *http.Response) (*MembersRuntimeCreat
 	return response, nil
 }
 
+// ParseMetricsMembersRetrieveResponse parses an HTTP response from a MetricsMembersRetrieveWithResponse call
+func ParseMetricsMembersRetrieveResponse(rsp *http.Response) (*MetricsMembersRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MetricsMembersRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Metrics
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseMetricsServicesRetrieveResponse parses an HTTP response from a MetricsServicesRetrieveWithResponse call
+func ParseMetricsServicesRetrieveResponse(rsp *http.Response) (*MetricsServicesRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MetricsServicesRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Metrics
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseNodesListResponse parses an HTTP response from a NodesListWithResponse call
 func ParseNodesListResponse(rsp *http.Response) (*NodesListResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25056,6 +26903,53 @@ func ParseNodesStandbyCreateResponse(rsp *http.Response) (*NodesStandbyCreateRes
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOverviewRetrieveResponse parses an HTTP response from a OverviewRetrieveWithResponse call
+func ParseOverviewRetrieveResponse(rsp *http.Response) (*OverviewRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OverviewRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Overview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 

@@ -33,9 +33,53 @@ type IPVSService struct {
 	// keepalived accepts; the agent replaces it with Scheduler in the
 	// kernel where they differ.
 	KeepalivedScheduler string `json:"keepalived_scheduler"`
+	// HealthCheck is the type of keepalived's check of the members, e.g.
+	// "tcp" or "http"; empty when the pool has none.
+	HealthCheck string `json:"health_check,omitempty"`
+	// Members lists the real servers keepalived.conf gives the service,
+	// with the members they stand for.
+	Members []IPVSMember `json:"members,omitempty"`
 	// Feedback lists the real servers of a dllc service and where each
 	// answers with its load; empty for other schedulers.
 	Feedback []DestFeedback `json:"feedback,omitempty"`
+}
+
+// IPVSMember is one real server of an IPVS service, as keepalived.conf
+// declares it: the pool member it stands for, its address and port in the
+// kernel's table (port 0 for a firewall-mark service), and its weight.
+type IPVSMember struct {
+	// Pool and Member name it in the API.
+	Pool   string `json:"pool"`
+	Member string `json:"member"`
+	// Address and Port are the real server as IPVS lists it.
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+	// Weight is its weight in keepalived.conf; 0 when drained.
+	Weight int `json:"weight"`
+	// Sorry says it is the service's sorry server, which keepalived adds
+	// only when every other real server is out.
+	Sorry bool `json:"sorry"`
+}
+
+// AddrPort is the real server's address and port.
+func (m IPVSMember) AddrPort() netip.AddrPort {
+	addr, _ := netip.ParseAddr(m.Address) // validated
+	return netip.AddrPortFrom(addr, uint16(m.Port))
+}
+
+func (m IPVSMember) validate() error {
+	addr, err := netip.ParseAddr(m.Address)
+	switch {
+	case !apiName.MatchString(m.Pool) || !apiName.MatchString(m.Member):
+		return fmt.Errorf("members: pool %q / member %q: want names matching %s", m.Pool, m.Member, apiName)
+	case err != nil || addr.Zone() != "":
+		return fmt.Errorf("members: %s: address %q: want an IP address", m.Member, m.Address)
+	case m.Port < 0 || m.Port > 65535:
+		return fmt.Errorf("members: %s: port %d: want 0 to 65535", m.Member, m.Port)
+	case m.Weight < 0:
+		return fmt.Errorf("members: %s: weight %d: want 0 or more", m.Member, m.Weight)
+	}
+	return nil
 }
 
 // IPVS is the content of keepalived.d/ipvs.json.
@@ -88,6 +132,11 @@ func (s IPVSService) validate() error {
 	}
 	for _, f := range s.Feedback {
 		if err := f.validate(); err != nil {
+			return err
+		}
+	}
+	for _, m := range s.Members {
+		if err := m.validate(); err != nil {
 			return err
 		}
 	}

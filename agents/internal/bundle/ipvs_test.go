@@ -60,6 +60,23 @@ func TestParseIPVS(t *testing.T) {
 				}},
 			}}},
 		},
+		{
+			name: "members",
+			text: svc(`"health_check": "tcp", "members": [{"pool": "p", "member": "r1", "address": "10.0.1.2", "port": 80, "weight": 0, "sorry": false},
+				{"pool": "p", "member": "b1", "address": "10.0.1.9", "port": 80, "weight": 1, "sorry": true}]`),
+			want: IPVS{Services: []IPVSService{{
+				Key: "tcp 10.0.0.10:80", Protocol: "tcp", Address: "10.0.0.10", Port: 80,
+				Scheduler: "dllc", KeepalivedScheduler: "wlc", HealthCheck: "tcp",
+				Members: []IPVSMember{
+					{Pool: "p", Member: "r1", Address: "10.0.1.2", Port: 80},
+					{Pool: "p", Member: "b1", Address: "10.0.1.9", Port: 80, Weight: 1, Sorry: true},
+				},
+			}}},
+		},
+		{name: "member address", text: svc(members(`"address": "r1.example"`)), wantErr: `members: r1: address "r1.example"`},
+		{name: "member port", text: svc(members(`"port": 65536`)), wantErr: "port 65536"},
+		{name: "member weight", text: svc(members(`"weight": -1`)), wantErr: "weight -1"},
+		{name: "member name", text: svc(members(`"pool": ""`)), wantErr: "want names matching"},
 		{name: "feedback address", text: svc(feedback(`"address": "r1.example"`)), wantErr: `feedback: address "r1.example"`},
 		{name: "feedback port", text: svc(feedback(`"port": 0`)), wantErr: "feedback: port 0"},
 		{name: "feedback dest port", text: svc(feedback(`"dest_port": 70000`)), wantErr: "dest_port 70000"},
@@ -97,6 +114,13 @@ func svc(override string) string {
 func feedback(override string) string {
 	return `"feedback": [{"pool": "p", "member": "r1", "address": "10.0.1.2", "port": 3334, "dest_port": 80,
 		"weight": 1, ` + override + `}]`
+}
+
+// members is a member list with one valid entry whose field override
+// replaces the default.
+func members(override string) string {
+	return `"members": [{"pool": "p", "member": "r1", "address": "10.0.1.2", "port": 80, "weight": 1, "sorry": false, ` +
+		override + `}]`
 }
 
 func TestAddressFamily(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package client speaks the node-agent protocol of the Fulcrum API: a
 // long-poll for the desired revision, a report of the apply outcome, the
 // node's status (its networks, the IPVS schedulers in force, its VRRP
-// states) and its VRRP state changes.
+// states), its VRRP state changes and its telemetry (traffic and member
+// health).
 package client
 
 import (
@@ -167,10 +168,81 @@ type IPVSStatus struct {
 	Message string `json:"message"`
 }
 
+// Telemetry is what the node's daemons counted during one interval: each
+// virtual service's and each pool member's traffic, and each member's
+// health.
+type Telemetry struct {
+	// IntervalS is how many seconds the counts cover (1 to 300).
+	IntervalS int `json:"interval_s"`
+	// Services has one entry per virtual service on this node.
+	Services []ServiceTelemetry `json:"services"`
+	// Members has one entry per pool member on this node.
+	Members []MemberTelemetry `json:"members"`
+}
+
+// Traffic are the figures of a service or member: Connections is the
+// current count, the others count what happened during the interval.
+type Traffic struct {
+	Connections int64 `json:"connections"`
+	Requests    int64 `json:"requests"`
+	Errors      int64 `json:"errors"`
+	BytesIn     int64 `json:"bytes_in"`
+	BytesOut    int64 `json:"bytes_out"`
+}
+
+// ServiceTelemetry is one virtual service's traffic.
+type ServiceTelemetry struct {
+	// Service is the virtual service's name.
+	Service string `json:"service"`
+	Traffic
+}
+
+// MemberTelemetry is one pool member's traffic and health.
+type MemberTelemetry struct {
+	// Pool and Member name it in the API.
+	Pool   string `json:"pool"`
+	Member string `json:"member"`
+	Traffic
+	Health Health `json:"health"`
+}
+
+// Health is a member's health as the node's daemon sees it.
+type Health struct {
+	// Status is up, down, drain, maint or unchecked.
+	Status string `json:"status"`
+	// Check is the daemon's word for the last check's outcome, e.g.
+	// "L4CON" (at most MaxCheckLen characters); empty when none.
+	Check string `json:"check"`
+	// Detail explains it (at most MaxDetailLen characters).
+	Detail string `json:"detail"`
+	// Code is the last check's status code (e.g. HTTP 503), LatencyMS
+	// how long it took; nil when unknown.
+	Code      *int `json:"code"`
+	LatencyMS *int `json:"latency_ms"`
+}
+
+// Health statuses understood by the API.
+const (
+	HealthUp        = "up"
+	HealthDown      = "down"
+	HealthDrain     = "drain"
+	HealthMaint     = "maint"
+	HealthUnchecked = "unchecked"
+)
+
+// Telemetry limits of the API.
+const (
+	// MaxTelemetryItems bounds each list of a Telemetry.
+	MaxTelemetryItems = 10000
+	// MaxCheckLen and MaxDetailLen bound a Health's texts.
+	MaxCheckLen  = 32
+	MaxDetailLen = 1000
+)
+
 // StatusError is an unexpected HTTP answer from the API.
 type StatusError struct {
-	// Op is the call that failed ("desired", "report", "status" or
-	// "events").
+	// Op is the call that failed ("desired", "report", "status",
+	// "events" or "telemetry").
 	Op string
 	// Status is the HTTP status code.
 	Status int
@@ -321,6 +393,35 @@ func (c *Client) SendEvents(ctx context.Context, events []Event) error {
 	return nil
 }
 
+// Telemetry sends one interval's telemetry. Nil lists are sent as empty
+// ones; lists longer than MaxTelemetryItems are cut, and health texts to
+// what the API stores.
+func (c *Client) Telemetry(ctx context.Context, t Telemetry) error {
+	ctx, cancel := context.WithTimeout(ctx, pollMargin)
+	defer cancel()
+	t.Services = append([]ServiceTelemetry{}, t.Services[:min(len(t.Services), MaxTelemetryItems)]...)
+	members := make([]MemberTelemetry, 0, min(len(t.Members), MaxTelemetryItems))
+	for _, m := range t.Members[:min(len(t.Members), MaxTelemetryItems)] {
+		m.Health.Check = cut(m.Health.Check, MaxCheckLen)
+		m.Health.Detail = Truncate(m.Health.Detail, MaxDetailLen)
+		members = append(members, m)
+	}
+	t.Members = members
+	body, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/telemetry/", body)
+	if err != nil {
+		return err
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return statusError("telemetry", resp)
+	}
+	return nil
+}
+
 func (c *Client) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
@@ -350,6 +451,14 @@ func statusError(op string, resp *http.Response) error {
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
+}
+
+// cut cuts s to at most n runes, without a mark.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 // Truncate cuts s to at most n runes, marking the cut.

@@ -322,3 +322,67 @@ func TestNewRejectsBadInput(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestTelemetry(t *testing.T) {
+	f := &fakeAPI{status: http.StatusNoContent}
+	send := Telemetry{
+		IntervalS: 10,
+		Services:  []ServiceTelemetry{{Service: "web", Traffic: Traffic{Connections: 2, Requests: 30, Errors: 1, BytesIn: 900, BytesOut: 5000}}},
+		Members: []MemberTelemetry{
+			{
+				Pool: "app", Member: "s1", Traffic: Traffic{Requests: 30, BytesIn: 900, BytesOut: 5000},
+				Health: Health{Status: HealthDown, Check: "L4CON", Detail: "Layer4 connection problem", Code: nil, LatencyMS: ptr(0)},
+			},
+			{Pool: "app", Member: "s2", Health: Health{Status: HealthUp, Check: "L7OK", Code: ptr(200), LatencyMS: ptr(3)}},
+		},
+	}
+	if err := newClient(t, f).Telemetry(context.Background(), send); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"interval_s":10,"services":[{"service":"web","connections":2,"requests":30,"errors":1,"bytes_in":900,"bytes_out":5000}],` +
+		`"members":[{"pool":"app","member":"s1","connections":0,"requests":30,"errors":0,"bytes_in":900,"bytes_out":5000,` +
+		`"health":{"status":"down","check":"L4CON","detail":"Layer4 connection problem","code":null,"latency_ms":0}},` +
+		`{"pool":"app","member":"s2","connections":0,"requests":0,"errors":0,"bytes_in":0,"bytes_out":0,` +
+		`"health":{"status":"up","check":"L7OK","detail":"","code":200,"latency_ms":3}}]}`
+	got := []string{f.gotAuth, f.gotPath, f.gotBody}
+	if diff := cmp.Diff([]string{"Node s3cret", "/api/v1/agent/telemetry/", want}, got); diff != "" {
+		t.Errorf("[auth, path, body] mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestTelemetryLimits(t *testing.T) {
+	f := &fakeAPI{status: http.StatusNoContent}
+	many := make([]ServiceTelemetry, MaxTelemetryItems+5)
+	long := Health{Status: HealthDown, Check: strings.Repeat("c", 40), Detail: strings.Repeat("é", 1500)}
+	err := newClient(t, f).Telemetry(context.Background(), Telemetry{IntervalS: 10, Services: many, Members: []MemberTelemetry{{Health: long}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Telemetry
+	if err := json.Unmarshal([]byte(f.gotBody), &got); err != nil {
+		t.Fatal(err)
+	}
+	h := got.Members[0].Health
+	if len(got.Services) != MaxTelemetryItems || len(h.Check) != MaxCheckLen || len([]rune(h.Detail)) != MaxDetailLen {
+		t.Errorf("sent %d services, check of %d, detail of %d runes; want %d, %d, %d",
+			len(got.Services), len(h.Check), len([]rune(h.Detail)), MaxTelemetryItems, MaxCheckLen, MaxDetailLen)
+	}
+	if !strings.HasSuffix(h.Detail, "[truncated]") {
+		t.Error("a cut detail should say so")
+	}
+	if strings.Contains(f.gotBody, `"services":null`) {
+		t.Error("lists must never be null")
+	}
+}
+
+func TestTelemetryEmptyListsAndErrors(t *testing.T) {
+	f := &fakeAPI{status: http.StatusBadRequest, body: `{"members":["unknown field"]}`}
+	err := newClient(t, f).Telemetry(context.Background(), Telemetry{IntervalS: 10})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Op != "telemetry" || se.Status != http.StatusBadRequest || !strings.Contains(se.Body, "unknown field") {
+		t.Fatalf("error = %v, want StatusError 400 from telemetry with the body", err)
+	}
+	if want := `{"interval_s":10,"services":[],"members":[]}`; f.gotBody != want {
+		t.Errorf("body = %s, want %s", f.gotBody, want)
+	}
+}

@@ -1,5 +1,6 @@
 // Package clock holds the agents' one context-aware sleep, shared by the
-// poll loop's backoff and HAProxy's start and reload polling.
+// poll loop's backoff and HAProxy's start and reload polling, and Fake,
+// the clock tests of timed loops run on.
 package clock
 
 import (

@@ -54,6 +54,9 @@ type Dest struct {
 	TunType  uint8
 	TunPort  uint16
 	TunFlags uint16
+	// Stats are the real server's counters, as listed; SetDestWeight
+	// ignores them.
+	Stats Stats
 }
 
 // AddrPort is the real server's address and port.
@@ -181,8 +184,13 @@ func decodeDestAttrs(nad *netlink.AttributeDecoder, d *Dest) []byte {
 		}
 		return 0
 	}
+	have64 := false
 	for nad.Next() {
 		switch nad.Type() {
+		case destAttrStats:
+			nestedStats(nad, &d.Stats, false, &have64)
+		case destAttrStats64:
+			nestedStats(nad, &d.Stats, true, &have64)
 		case destAttrAddr:
 			rawAddr = nad.Bytes()
 		case destAttrPort:

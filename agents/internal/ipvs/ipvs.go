@@ -64,6 +64,9 @@ type Service struct {
 	Netmask uint32
 	// PEName is the persistence engine, e.g. "sip"; usually empty.
 	PEName string
+	// Stats are the service's counters, as listed; SetScheduler ignores
+	// them.
+	Stats Stats
 }
 
 // Kernel is the IPVS table of one network namespace. Netlink implements

@@ -220,8 +220,13 @@ func decodeService(b []byte) (Service, error) {
 // returns the raw address, which needs the family to be read.
 func decodeServiceAttrs(nad *netlink.AttributeDecoder, svc *Service) []byte {
 	var rawAddr []byte
+	have64 := false
 	for nad.Next() {
 		switch nad.Type() {
+		case svcAttrStats:
+			nestedStats(nad, &svc.Stats, false, &have64)
+		case svcAttrStats64:
+			nestedStats(nad, &svc.Stats, true, &have64)
 		case svcAttrAF:
 			svc.Family = nad.Uint16()
 		case svcAttrProtocol:

@@ -84,6 +84,20 @@ def test_disabled_members_leave_and_drained_ones_are_quiesced():
     assert "sorry_server 10.77.5.2 8080" in nat
 
 
+def test_ipvs_json_names_the_member_behind_each_real_server():
+    services = {s["name"]: s for s in json.loads(_render(_snapshot())["keepalived.d/ipvs.json"])["services"]}
+    nat = services["web-nat"]
+    assert nat["health_check"] == "tcp"
+    assert [(m["member"], m["port"], m["weight"], m["sorry"]) for m in nat["members"]] == [
+        ("rs1", 8080, 3, False),
+        ("rs2", 8080, 0, False),  # drained: weight 0; rs3 disabled: not in keepalived.conf
+        ("sorry", 8080, 1, True),
+    ]
+    assert {m["pool"] for m in nat["members"]} == {"nat-wrr"}
+    assert {m["port"] for m in services["range"]["members"]} == {0}  # a mark service's real servers
+    assert services["dns-udp"]["health_check"] == ""
+
+
 def test_the_sync_daemon_is_checked():
     data = _snapshot()
     data["ipvs_sync"] = {"interface": "eth1\nlvs_flush", "group": "10.0.0.1"}

@@ -7,7 +7,7 @@ wrong content type, a body over the size limit, unknown fields (top level and ne
 each field with a value of the wrong JSON type, NUL characters, values beyond the declared
 bounds, and injection attempts in names. Each operation's batch runs between two
 snapshots of the database (services.snapshot.freeze, every object's version, what agents
-and publishing write), which must be equal.
+and publishing write, telemetry), which must be equal.
 
 The size limit is also tried over real HTTP against gunicorn, as the appliance runs it,
 with an announced length and with a chunked body; query parameters and path ids too.
@@ -40,6 +40,7 @@ from fulcrum.limits import body_limit
 from revisions.models import NodeRevision, Revision
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 from services.snapshot import freeze
+from telemetry.models import HealthEvent, MemberHealth, TrafficSample
 
 API_DIR = Path(__file__).resolve().parents[2]
 AGENT_PATHS = "/api/v1/agent/"
@@ -153,6 +154,7 @@ def database_state():
             )
         ),
         "ha_events": list(HaEvent.objects.order_by("pk").values_list("pk", flat=True)),
+        "telemetry": [model.objects.count() for model in (TrafficSample, MemberHealth, HealthEvent)],
     }
 
 
@@ -347,6 +349,15 @@ def test_every_request_body_refuses_unknown_fields(component):
         ("/api/v1/ha-events/?node=lb%001", "node"),
         ("/api/v1/ha-events/?group=%00", "group"),
         ("/api/v1/pools/?%00=1", "\x00"),
+        ("/api/v1/metrics/services/?minutes=0", "minutes"),
+        ("/api/v1/metrics/services/?minutes=61", "minutes"),
+        ("/api/v1/metrics/services/?step=7", "step"),
+        ("/api/v1/metrics/services/?service=1e3", "service"),
+        ("/api/v1/metrics/members/", "pool"),
+        ("/api/v1/metrics/members/?pool=%C2%B2", "pool"),
+        ("/api/v1/health/?service=abc", "service"),
+        ("/api/v1/health/?pool=1_000", "pool"),
+        ("/api/v1/health-events/?member=1e99", "member"),
     ],
 )
 def test_bad_query_parameters_are_400_on_the_parameter(clients, url, parameter):
@@ -377,7 +388,12 @@ def test_unknown_objects_are_404_json(clients, url):
 
 
 def test_ids_and_filters_beyond_bigint_find_nothing(clients, seeded):
-    for url in ("/api/v1/ha-events/?after=99999999999999999999999", "/api/v1/members/?pool=99999999999999999999999"):
+    for url in (
+        "/api/v1/ha-events/?after=99999999999999999999999",
+        "/api/v1/members/?pool=99999999999999999999999",
+        "/api/v1/health/?service=99999999999999999999999",
+        "/api/v1/health-events/?member=99999999999999999999999",
+    ):
         answer = clients["person"].get(url)
         assert (answer.status_code, answer.json()["count"]) == (200, 0), url
 

@@ -2,7 +2,7 @@
 
 from django.http import HttpResponse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
@@ -15,10 +15,9 @@ from revisions import backup
 from revisions.api import serializers
 from revisions.diff import file_changes, object_changes
 from revisions.models import Revision
-from revisions.publish import PublishError, node_revision, publish
+from revisions.publish import PublishError, node_revision, pending_changes, publish
 from revisions.restore import RestoreError, restore
 from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
-from services.snapshot import freeze
 
 NOT_PUBLISHED = OpenApiResponse(serializers.PublishErrorSerializer, "not published: the reasons, per object")
 
@@ -28,6 +27,9 @@ def _problems(detail, err, code=status.HTTP_400_BAD_REQUEST):
     return Response({"detail": detail, "problems": problems}, status=code)
 
 
+@extend_schema_view(
+    list=extend_schema(parameters=[OpenApiParameter("number", int, description="only the revision with this number")])
+)
 class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """History of applied revisions; POST applies the current objects as a new revision.
 
@@ -36,6 +38,11 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Revision.objects.select_related("author").prefetch_related("node_states__node__applied_revision")
     serializer_class = serializers.RevisionSerializer
     operator_actions = {"create", "rollback", "confirm"}
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        number = int_param(self.request, "number") if self.action == "list" else None
+        return queryset.filter(number=number) if number is not None else queryset
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -65,8 +72,7 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=False, methods=["get"])
     def pending(self, request):
         """What an apply would change now: the objects compared with the last published revision."""
-        last = Revision.objects.only("number", "snapshot").order_by("-number").first()
-        objects = object_changes(last.snapshot if last else {}, freeze(0))
+        last, objects = pending_changes()
         body = {"pending": bool(objects), "base_revision": last.number if last else None, "objects": objects}
         return Response(serializers.PendingSerializer(body).data)
 

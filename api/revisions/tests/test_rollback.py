@@ -78,6 +78,22 @@ class PendingTest(RevisionTestCase):
         self.assertEqual(queries(), few)
 
 
+class HistoryTest(RevisionTestCase):
+    def test_a_revision_is_found_by_its_number(self):
+        """The console links rollback_of (a number) to the revision's page (by id)."""
+        self.apply(message="first")
+        self.apply(message="second")
+        response = self.admin.get("/api/v1/revisions/?number=1")
+        self.assertEqual(response.status_code, 200)
+        self.assertEqual(
+            [(r["id"], r["message"]) for r in response.data["results"]], [(Revision.objects.get(number=1).pk, "first")]
+        )
+        self.assertEqual(self.admin.get("/api/v1/revisions/?number=7").data["count"], 0)
+        self.assertEqual(self.admin.get("/api/v1/revisions/").data["count"], 2)
+        refused = self.admin.get("/api/v1/revisions/?number=one")
+        self.assertEqual((refused.status_code, refused.data), (400, {"number": ["Must be a whole number."]}))
+
+
 class RollbackTest(RevisionTestCase):
     def test_rollback_restores_the_objects_keeping_ids_and_publishes(self):
         self.apply(message="good")

@@ -66,7 +66,7 @@ def service_advice():
 
     nodes = {n.name: {"networks": n.networks, "ipvs": n.ipvs_status} for n in Node.objects.all()}
     try:
-        snap = snapshot_from_dict(snapshot.freeze(0))
+        snap = snapshot_from_dict(snapshot.current())
     except VerifyError:
         return {}
     return service_warnings(snap, nodes)

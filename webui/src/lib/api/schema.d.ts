@@ -75,6 +75,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent/telemetry/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Traffic and member health the agent saw on its node (every 10 s). */
+        post: operations["agent_telemetry_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit/": {
         parameters: {
             query?: never;
@@ -407,6 +424,23 @@ export interface paths {
         patch: operations["ha_groups_partial_update"];
         trace?: never;
     };
+    "/api/v1/health/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Each member's health as each node last reported it. */
+        get: operations["health_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health-checks/": {
         parameters: {
             query?: never;
@@ -443,6 +477,23 @@ export interface paths {
         head?: never;
         /** @description A pool's health check (one per pool). Applied with the next revision. */
         patch: operations["health_checks_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/health-events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Members' status changes as the nodes saw them, newest first (kept 7 days, 200 per member). */
+        get: operations["health_events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/ipvs-sync/": {
@@ -522,6 +573,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/metrics/members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A pool's members' traffic over the last hour, one series per member. */
+        get: operations["metrics_members_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/metrics/services/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Each virtual service's traffic over the last hour, in buckets: rates per second added
+         *     over the nodes, connections the nodes' latest gauges added.
+         */
+        get: operations["metrics_services_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/nodes/": {
         parameters: {
             query?: never;
@@ -576,6 +664,26 @@ export interface paths {
          *     to FAULT, so the peers take over at once whether or not the groups preempt.
          */
         post: operations["nodes_standby_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/overview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The dashboard in one call: every service's state and current traffic (the last minute),
+         *     the nodes, the number of pending changes and the newest revision.
+         */
+        get: operations["overview_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1002,6 +1110,16 @@ export interface components {
             ipvs?: components["schemas"]["IpvsStatusRequest"][];
             members?: components["schemas"]["MemberStatusRequest"][];
             vrrp?: components["schemas"]["VrrpStatusRequest"][];
+        };
+        /**
+         * @description What an agent saw on its node over the last ``interval_s`` (sent every 10 s). Names that
+         *     match no object are skipped; the API stores it with its own clock.
+         */
+        AgentTelemetryRequest: {
+            /** @description Seconds the counts cover. */
+            interval_s: number;
+            services?: components["schemas"]["ServiceTrafficRequest"][];
+            members?: components["schemas"]["MemberTrafficRequest"][];
         };
         /**
          * @description * `round-robin` - Round robin (weights ignored)
@@ -1537,6 +1655,67 @@ export interface components {
          * @enum {string}
          */
         HealthCheckTypeEnum: "tcp" | "http" | "https" | "agent" | "ping" | "dns" | "script";
+        /** @description A change of a member's status on one node, with the check's result that showed it. */
+        HealthEvent: {
+            readonly id: number;
+            readonly member: number;
+            readonly member_name: string;
+            readonly pool: number;
+            readonly pool_name: string;
+            readonly node: number;
+            readonly node_name: string;
+            /**
+             * Format: date-time
+             * @description When the API received the report that showed the change.
+             */
+            readonly at: string;
+            readonly status: components["schemas"]["HealthStatusEnum"];
+            /**
+             * @description The status before; empty for the first.
+             *
+             *     * `up` - Up
+             *     * `down` - Down
+             *     * `drain` - Drain
+             *     * `maint` - Maintenance
+             *     * `unchecked` - Not checked
+             */
+            readonly previous: components["schemas"]["HealthStatusEnum"];
+            /** @description HAProxy's check_status word; empty if none. */
+            readonly check: string;
+            /** @description The check's own words. */
+            readonly detail: string;
+            /** @description HTTP status of the last check. */
+            readonly code: number | null;
+            /** @description How long the last check took. */
+            readonly latency_ms: number | null;
+        };
+        /** @description The result of a member's last health check on the node. */
+        HealthReportRequest: {
+            status: components["schemas"]["HealthStatusEnum"];
+            /**
+             * @description HAProxy's check_status word ("L7OK", "L4CON", "L7STS", "L4TOUT"...); "" if none.
+             * @default
+             */
+            check: string;
+            /**
+             * @description The check's words; "" if none.
+             * @default
+             */
+            detail: string;
+            /** @description HTTP status of the last check; null if none. */
+            code?: number | null;
+            /** @description How long the last check took; null if unknown. */
+            latency_ms?: number | null;
+        };
+        /**
+         * @description * `up` - Up
+         *     * `down` - Down
+         *     * `drain` - Drain
+         *     * `maint` - Maintenance
+         *     * `unchecked` - Not checked
+         * @enum {string}
+         */
+        HealthStatusEnum: "up" | "down" | "drain" | "maint" | "unchecked";
         /**
          * @description * `never` - Never
          *     * `safe` - Safe
@@ -1692,6 +1871,40 @@ export interface components {
          * @enum {string}
          */
         MemberForwardingEnum: "nat" | "direct-routing" | "tunnel";
+        /** @description A member's health as one node last reported it. */
+        MemberHealth: {
+            readonly member: number;
+            readonly member_name: string;
+            readonly pool: number;
+            readonly pool_name: string;
+            readonly node: number;
+            readonly node_name: string;
+            readonly status: components["schemas"]["HealthStatusEnum"];
+            /** @description HAProxy's check_status word; empty if none. */
+            readonly check: string;
+            /** @description The check's own words. */
+            readonly detail: string;
+            /** @description HTTP status of the last check. */
+            readonly code: number | null;
+            /** @description How long the last check took. */
+            readonly latency_ms: number | null;
+            /**
+             * Format: date-time
+             * @description When the node last reported it.
+             */
+            readonly checked_at: string;
+            /**
+             * Format: date-time
+             * @description When the status last changed.
+             */
+            readonly since: string;
+            /** @description The check's words when the member last failed. */
+            readonly last_failure: string;
+            /** Format: date-time */
+            readonly last_failure_at: string | null;
+            /** @description The node has not reported it for more than 60 s. */
+            readonly stale: boolean;
+        };
         /** @description A member's figures on one node, as the member's ``live`` shows them. */
         MemberLive: {
             layer: components["schemas"]["LayerEnum"];
@@ -1788,6 +2001,37 @@ export interface components {
             pool: string;
             member: string;
         };
+        /** @description Traffic through one service or member on one node. */
+        MemberTrafficRequest: {
+            /**
+             * Format: int64
+             * @description Current connections (gauge).
+             */
+            connections: number;
+            /**
+             * Format: int64
+             * @description Requests (layer 7) or new connections (layer 4) in the interval.
+             */
+            requests: number;
+            /**
+             * Format: int64
+             * @description Layer 7: request errors and 5xx answers in the interval; layer 4: 0.
+             */
+            errors: number;
+            /**
+             * Format: int64
+             * @description In the interval.
+             */
+            bytes_in: number;
+            /**
+             * Format: int64
+             * @description In the interval.
+             */
+            bytes_out: number;
+            pool: string;
+            member: string;
+            health: components["schemas"]["HealthReportRequest"];
+        };
         /**
          * @description * `GET` - Get
          *     * `HEAD` - Head
@@ -1796,6 +2040,20 @@ export interface components {
          * @enum {string}
          */
         MethodEnum: "GET" | "HEAD" | "OPTIONS" | "POST";
+        Metrics: {
+            step_s: number;
+            /**
+             * Format: date-time
+             * @description The start of the first bucket.
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description Now.
+             */
+            end: string;
+            series: components["schemas"]["Series"][];
+        };
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Node: {
             readonly id: number;
@@ -1883,6 +2141,14 @@ export interface components {
             /** @description The revision that carries the change. */
             revision: number;
         };
+        /**
+         * @description * `online` - Online
+         *     * `offline` - Offline (its agent stopped calling)
+         *     * `standby` - Standby (maintenance handover)
+         *     * `never-seen` - Never seen (no agent has called yet)
+         * @enum {string}
+         */
+        NodeStateEnum: "online" | "offline" | "standby" | "never-seen";
         NotAwaiting: {
             detail: string;
             confirm_state: components["schemas"]["ConfirmStateEnum"];
@@ -1899,6 +2165,77 @@ export interface components {
          * @enum {string}
          */
         OnFailureEnum: "remove" | "quiesce";
+        Overview: {
+            services: components["schemas"]["OverviewService"][];
+            nodes: components["schemas"]["OverviewNode"][];
+            /** @description Objects that differ from the last published revision. */
+            pending_changes: number;
+            /** @description The newest revision; null before the first apply. */
+            revision: components["schemas"]["OverviewRevision"] | null;
+        };
+        OverviewHa: {
+            group: string;
+            state: components["schemas"]["VrrpStateEnum"];
+        };
+        OverviewNode: {
+            id: number;
+            name: string;
+            state: components["schemas"]["NodeStateEnum"];
+            /** @description The revision the node runs. */
+            running_revision: number | null;
+            /** Format: date-time */
+            last_seen: string | null;
+            /** @description The node's VRRP state in each HA group, as last reported. */
+            ha: components["schemas"]["OverviewHa"][];
+        };
+        /**
+         * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
+         *
+         *     A nested serializer declared for a JSON column is stored as plain JSON: DRF's
+         *     nested-write guard is for related objects, not for a column's shape.
+         */
+        OverviewRevision: {
+            readonly number: number;
+            /** @description Every registered node has applied this revision. */
+            readonly live: boolean;
+            readonly confirm_state: components["schemas"]["ConfirmStateEnum"];
+            /** Format: date-time */
+            readonly confirm_by: string | null;
+        };
+        OverviewService: {
+            id: number;
+            name: string;
+            vip: string;
+            port: number;
+            port_end: number;
+            protocol: string;
+            forwarding: string;
+            /** @description l4: IPVS forwarding; l7: HAProxy (proxy). */
+            readonly layer: string;
+            enabled: boolean;
+            /**
+             * @description disabled: the service is; unknown: no node reported its members' health in the last minute; down: no member up; degraded: some enabled member not up (drained or disabled ones do not count); up.
+             *
+             *     * `up` - Up
+             *     * `degraded` - Degraded
+             *     * `down` - Down
+             *     * `disabled` - Disabled
+             *     * `unknown` - Unknown (no fresh health report)
+             */
+            state: components["schemas"]["ServiceStateEnum"];
+            members_up: number;
+            /** @description Enabled members of the default pool and of the pools its rules send to. */
+            members_total: number;
+            connections: number;
+            /** Format: double */
+            requests_per_s: number;
+            /** Format: double */
+            errors_per_s: number;
+            /** Format: double */
+            bytes_in_per_s: number;
+            /** Format: double */
+            bytes_out_per_s: number;
+        };
         PaginatedApiTokenList: {
             /** @example 123 */
             count: number;
@@ -1988,6 +2325,36 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["HealthCheck"][];
+        };
+        PaginatedHealthEventList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["HealthEvent"][];
+        };
+        PaginatedMemberHealthList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["MemberHealth"][];
         };
         PaginatedMemberList: {
             /** @example 123 */
@@ -2461,6 +2828,23 @@ export interface components {
          * @enum {string}
          */
         PersistenceTypeEnum: "none" | "cookie_insert" | "cookie_rewrite" | "cookie_prefix" | "app_cookie" | "source" | "ssl_session_id" | "header";
+        Point: {
+            /**
+             * Format: date-time
+             * @description The start of the bucket.
+             */
+            t: string;
+            /** @description The nodes' latest gauges in the bucket, added. */
+            connections: number;
+            /** Format: double */
+            requests_per_s: number;
+            /** Format: double */
+            errors_per_s: number;
+            /** Format: double */
+            bytes_in_per_s: number;
+            /** Format: double */
+            bytes_out_per_s: number;
+        };
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Pool: {
             readonly id: number;
@@ -2725,6 +3109,51 @@ export interface components {
             header_value?: string;
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
+        };
+        Series: {
+            id: number;
+            name: string;
+            /** @description Buckets with samples, oldest first; a missing bucket is a gap. */
+            points: components["schemas"]["Point"][];
+        };
+        /**
+         * @description * `up` - Up
+         *     * `degraded` - Degraded
+         *     * `down` - Down
+         *     * `disabled` - Disabled
+         *     * `unknown` - Unknown (no fresh health report)
+         * @enum {string}
+         */
+        ServiceStateEnum: "up" | "degraded" | "down" | "disabled" | "unknown";
+        /** @description Traffic through one service or member on one node. */
+        ServiceTrafficRequest: {
+            /**
+             * Format: int64
+             * @description Current connections (gauge).
+             */
+            connections: number;
+            /**
+             * Format: int64
+             * @description Requests (layer 7) or new connections (layer 4) in the interval.
+             */
+            requests: number;
+            /**
+             * Format: int64
+             * @description Layer 7: request errors and 5xx answers in the interval; layer 4: 0.
+             */
+            errors: number;
+            /**
+             * Format: int64
+             * @description In the interval.
+             */
+            bytes_in: number;
+            /**
+             * Format: int64
+             * @description In the interval.
+             */
+            bytes_out: number;
+            /** @description The virtual service's name. */
+            service: string;
         };
         /** @description ``POST /auth/token/``: credentials, and what the new token should be. */
         SignInTokenRequest: {
@@ -3181,6 +3610,33 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgentStatusRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    agent_telemetry_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentTelemetryRequest"];
             };
         };
         responses: {
@@ -3916,6 +4372,39 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
+    health_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description only this member's */
+                member?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description only this pool's members' */
+                pool?: number;
+                /** @description only the members of this service's pools (default and rules') */
+                service?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedMemberHealthList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     health_checks_list: {
         parameters: {
             query?: {
@@ -4096,6 +4585,37 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    health_events_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description only this member's */
+                member?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description only this pool's members' */
+                pool?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedHealthEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     ipvs_sync_retrieve: {
@@ -4409,6 +4929,64 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
+    metrics_members_retrieve: {
+        parameters: {
+            query: {
+                /** @description how far back, in minutes (default 60) */
+                minutes?: number;
+                /** @description the pool */
+                pool: number;
+                /** @description seconds per point (default 60) */
+                step?: 10 | 30 | 300 | 60;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Metrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    metrics_services_retrieve: {
+        parameters: {
+            query?: {
+                /** @description how far back, in minutes (default 60) */
+                minutes?: number;
+                /** @description only this service */
+                service?: number;
+                /** @description seconds per point (default 60) */
+                step?: 10 | 30 | 300 | 60;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Metrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     nodes_list: {
         parameters: {
             query?: {
@@ -4632,6 +5210,28 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
+    overview_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     pools_list: {
         parameters: {
             query?: {
@@ -4819,6 +5419,8 @@ export interface operations {
             query?: {
                 /** @description Number of results to return per page. */
                 limit?: number;
+                /** @description only the revision with this number */
+                number?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
             };
