@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
-        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover clean
+        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -78,6 +78,9 @@ bench-dllc: deps-test build ## seed 002: RR/WRR/LC/WLC/DLLC through HAProxy to t
 
 bench-failover: deps-test build ## HA: failover gap by VRRP advert interval (1 s, 0.2 s, 0.1 s), real API + agents in netns (~15 min)
 	@$(PY) -m tests.bench.failover
+
+bench-console: deps-test build-console ## the console with 1,000 services in Chromium: load, render, filter vs a static page (~2 min)
+	@$(PY) -m tests.bench.consolebench
 
 clean: ## remove build outputs and local state (stops the private PostgreSQL)
 	-@$(PY) -m tests.harness.pg stop 2>/dev/null

@@ -5,7 +5,10 @@ import tseslint from 'typescript-eslint';
 
 // Features never import each other: anything two features share moves to src/components or
 // src/lib, and pages that combine features are wired in src/app.
-const FEATURES = ['auth', 'services', 'pools', 'certificates', 'revisions', 'nodes', 'ha'];
+const FEATURES = ['auth', 'services', 'pools', 'certificates', 'revisions', 'nodes', 'ha', 'telemetry', 'dashboard'];
+// Except these, which any feature may use through their index: who is signed in and what they
+// may do (auth), and the live figures and health (telemetry).
+const FOUNDATIONS = ['auth', 'telemetry'];
 
 const noEscapingRelative = {
   group: ['../../*', '../../../*', '../../../../*'],
@@ -20,7 +23,7 @@ const featureBoundaries = FEATURES.map((feature) => ({
       {
         patterns: [
           {
-            group: ['@/features/*', `!@/features/${feature}`, `!@/features/${feature}/**`],
+            group: ['@/features/*', `!@/features/${feature}`, `!@/features/${feature}/**`, ...FOUNDATIONS.filter((f) => f !== feature).map((f) => `!@/features/${f}`)],
             message: `Features must not import each other (this is "${feature}").`,
           },
           { group: ['@/app', '@/app/*'], message: 'Features must not import the app shell.' },

@@ -7,59 +7,17 @@ where the traffic goes.
 
 import collections
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 import requests
 
-from tests.harness.lab import Lab
-from tests.harness.stack import Stack
+from tests.e2e.conftest import VIP
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-WEBUI = REPO / "webui"
-VIP = "10.77.100.10"
 
-
-@pytest.fixture(scope="module")
-def stack():
-    if os.geteuid() != 0:
-        pytest.fail("the browser tier needs root (network namespaces for the lab)")
-    if not (WEBUI / "dist" / "index.html").exists():
-        pytest.fail("the console is not built: run `make build`")
-    with Lab() as lab, Stack(lab) as stack:
-        yield stack
-
-
-def playwright(stack, spec):
-    members = ",".join(f"{name}={address}:80" for name, address in stack.lab.servers.items())
-    env = {
-        **os.environ,
-        "FULCRUM_URL": stack.url,
-        "FULCRUM_USER": "admin",
-        "FULCRUM_PASSWORD": stack.admin_password,
-        "FULCRUM_VIP": VIP,
-        "FULCRUM_MEMBERS": members,
-        "FULCRUM_NODE": stack.node,
-        "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
-    }
-    proc = subprocess.run(
-        ["npx", "playwright", "test", f"e2e/{spec}", "--reporter=line"],
-        cwd=WEBUI,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    print(proc.stdout[-5000:], proc.stderr[-3000:])
-    assert proc.returncode == 0, f"playwright {spec} failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-3000:]}"
-
-
-def test_console_flow_creates_applies_and_traffic_spreads(stack):
-    playwright(stack, "console-flow.spec.ts")
+def test_console_flow_creates_applies_and_traffic_spreads(stack, playwright):
+    playwright("console-flow.spec.ts")
     revisions = stack.api.get("/api/v1/revisions/").json()["results"]
     assert revisions and revisions[0]["nodes"][0]["state"] == "applied", revisions
     answers = collections.Counter()
@@ -69,9 +27,9 @@ def test_console_flow_creates_applies_and_traffic_spreads(stack):
     assert answers == {"s1": 10, "s2": 10, "s3": 10}
 
 
-def test_console_shows_server_errors_and_creates_nothing(stack):
+def test_console_shows_server_errors_and_creates_nothing(stack, playwright):
     before = stack.api.get("/api/v1/virtual-services/").json()["count"]
-    playwright(stack, "validation.spec.ts")
+    playwright("validation.spec.ts")
     assert stack.api.get("/api/v1/virtual-services/").json()["count"] == before
 
 
@@ -80,21 +38,21 @@ def _https(stack, *args):
     return proc.stdout.strip()
 
 
-def test_console_layer7_https_rules_and_runtime_drain(stack):
-    playwright(stack, "layer7-flow.spec.ts")
+def test_console_layer7_https_rules_and_runtime_drain(stack, playwright):
+    playwright("layer7-flow.spec.ts")
     moved = _https(stack, "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", f"https://{VIP}/api/v1/users")
     assert moved == f"301 https://{VIP}/api/v2"  # the rule moved to the top wins
     bodies = collections.Counter(_https(stack, f"https://{VIP}/") for _ in range(20))
     assert set(bodies) <= {"s2", "s3"}, bodies  # s1 was drained at runtime from the console
 
 
-def test_console_renders_rare_states(stack):
-    playwright(stack, "states.spec.ts")
+def test_console_renders_rare_states(stack, playwright):
+    playwright("states.spec.ts")
 
 
-def test_console_ha_group_address_apply_and_standby(stack):
+def test_console_ha_group_address_apply_and_standby(stack, playwright):
     """Runs before the layer-4 flow, whose NAT service would need IPVS on apply."""
-    playwright(stack, "ha-flow.spec.ts")
+    playwright("ha-flow.spec.ts")
     node = next(n for n in stack.api.get("/api/v1/nodes/").json()["results"] if n["name"] == stack.node)
     assert (node["address"], node["standby"]) == ("10.77.1.1", True)
     groups = {g["name"]: g for g in stack.api.get("/api/v1/ha-groups/").json()["results"]}
@@ -125,14 +83,28 @@ def test_console_ha_group_address_apply_and_standby(stack):
     ]
 
 
-def test_console_layer4_nat_service_refused_direct_routing_and_sync(stack):
-    playwright(stack, "layer4-flow.spec.ts")
-    services = {s["name"]: s for s in stack.api.get("/api/v1/virtual-services/").json()["results"]}
-    nat = services["l4-nat"]
-    assert (nat["forwarding"], nat["protocol"], nat["port"]) == ("nat", "tcp", 8040)  # direct routing was refused
-    pool = stack.api.get(f"/api/v1/pools/{nat['default_pool']}/").json()
-    settings = (pool["algorithm"], pool["on_failure"], pool["persistence"]["type"], pool["health_check"]["type"])
-    assert settings == ("shortest-expected-delay", "quiesce", "source", "tcp")
-    assert len(pool["members"]) == 1
+def test_console_layer4_nat_service_refused_direct_routing_and_sync(stack, playwright):
+    try:
+        playwright("layer4-flow.spec.ts")
+        services = {s["name"]: s for s in stack.api.get("/api/v1/virtual-services/").json()["results"]}
+        nat = services["l4-nat"]
+        assert (nat["forwarding"], nat["protocol"], nat["port"]) == ("nat", "tcp", 8040)  # direct routing was refused
+        pool = stack.api.get(f"/api/v1/pools/{nat['default_pool']}/").json()
+        settings = (pool["algorithm"], pool["on_failure"], pool["persistence"]["type"], pool["health_check"]["type"])
+        assert settings == ("shortest-expected-delay", "quiesce", "source", "tcp")
+        assert len(pool["members"]) == 1
+        sync = stack.api.get("/api/v1/ipvs-sync/").json()
+        assert (sync["enabled"], sync["interface"], sync["sync_id"], sync["group"]) == (True, "eth1", 42, "239.0.0.81")
+    finally:
+        _remove_layer4(stack)
+
+
+def _remove_layer4(stack):
+    """This host has no IPVS: leave nothing layer-4 behind for the files that apply after this one."""
+    for service in stack.api.get("/api/v1/virtual-services/?limit=1000").json()["results"]:
+        if service["name"] == "l4-nat":
+            stack.api.delete(f"/api/v1/virtual-services/{service['id']}/").raise_for_status()
+            stack.api.delete(f"/api/v1/pools/{service['default_pool']}/").raise_for_status()
     sync = stack.api.get("/api/v1/ipvs-sync/").json()
-    assert (sync["enabled"], sync["interface"], sync["sync_id"], sync["group"]) == (True, "eth1", 42, "239.0.0.81")
+    if sync["enabled"]:
+        stack.api.patch("/api/v1/ipvs-sync/", json={"enabled": False, "version": sync["version"]}).raise_for_status()

@@ -66,6 +66,7 @@ test('sign in, build pool and virtual service, apply, node applies it', async ({
   await test.step('create virtual service web on the VIP, port 80, HTTP', async () => {
     await page.getByRole('link', { name: 'Virtual services' }).click();
     await page.getByRole('link', { name: 'New virtual service' }).first().click();
+    await page.getByRole('link', { name: 'Use the full form instead' }).click();
     await page.getByLabel('Name', { exact: true }).fill(NAME);
     await page.getByLabel('VIP').fill(vip());
     await page.getByLabel('Port', { exact: true }).fill('80');
@@ -73,7 +74,8 @@ test('sign in, build pool and virtual service, apply, node applies it', async ({
     await page.getByLabel('Pool', { exact: true }).selectOption({ label: NAME });
     await snap(page, '05-service-new');
     await page.getByRole('button', { name: 'Create virtual service' }).click();
-    await expect(page).toHaveURL(/\/services$/);
+    await expect(page).toHaveURL(/\/services\/\d+$/); // the new service's page
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Virtual services' }).click();
     await expect(page.getByRole('table', { name: 'Virtual services' }).getByRole('rowheader', { name: NAME })).toBeVisible();
     await snap(page, '06-services');
   });

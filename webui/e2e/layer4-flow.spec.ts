@@ -60,6 +60,7 @@ test('IPVS pool and member, NAT service, a refused direct routing, sync settings
   await test.step('create a NAT TCP service: TCP/UDP and a port range offered, HAProxy sections gone', async () => {
     await page.getByRole('link', { name: 'Virtual services' }).click();
     await page.getByRole('link', { name: 'New virtual service' }).first().click();
+    await page.getByRole('link', { name: 'Use the full form instead' }).click();
     await page.getByLabel('Name', { exact: true }).fill(NAME);
     await page.getByLabel('VIP').fill(VIP);
     const forwarding = page.getByRole('combobox', { name: 'Forwarding' });
@@ -76,7 +77,8 @@ test('IPVS pool and member, NAT service, a refused direct routing, sync settings
     await page.getByLabel('Pool', { exact: true }).selectOption({ label: NAME });
     await snap(page, '51-l4-service-new');
     await page.getByRole('button', { name: 'Create virtual service' }).click();
-    await expect(page).toHaveURL(/\/services$/);
+    await expect(page).toHaveURL(/\/services\/\d+$/); // the new service's page
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Virtual services' }).click();
   });
 
   await test.step('see it listed as NAT', async () => {
@@ -88,6 +90,8 @@ test('IPVS pool and member, NAT service, a refused direct routing, sync settings
     await row.getByRole('rowheader').getByRole('link', { name: NAME, exact: true }).click();
     await expect(page.getByRole('heading', { name: `Virtual service ${NAME}` })).toBeVisible();
     serviceId = Number(new URL(page.url()).pathname.split('/').pop());
+    await page.getByRole('link', { name: 'Edit', exact: true }).first().click();
+    await expect(page.getByRole('heading', { name: `Edit virtual service ${NAME}` })).toBeVisible();
     await expect(page.getByRole('region', { name: 'Rules' })).toHaveCount(0);
   });
 

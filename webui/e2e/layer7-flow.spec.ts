@@ -84,6 +84,7 @@ test('certificate, HTTPS service, rules reordered, apply, drain a member at runt
   await test.step('create the HTTPS virtual service with the certificate', async () => {
     await page.getByRole('link', { name: 'Virtual services' }).click();
     await page.getByRole('link', { name: 'New virtual service' }).first().click();
+    await page.getByRole('link', { name: 'Use the full form instead' }).click();
     await page.getByLabel('Name', { exact: true }).fill(SERVICE);
     await page.getByLabel('VIP').fill(vip());
     await page.getByRole('combobox', { name: 'Protocol' }).selectOption('https');
@@ -94,12 +95,15 @@ test('certificate, HTTPS service, rules reordered, apply, drain a member at runt
     await tls.getByLabel('HSTS max age (s)').fill('3600');
     await snap(page, '42-service-https-new');
     await page.getByRole('button', { name: 'Create virtual service' }).click();
-    await expect(page).toHaveURL(/\/services$/);
+    await expect(page).toHaveURL(/\/services\/\d+$/); // the new service's page
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Virtual services' }).click();
     const row = page.getByRole('table', { name: 'Virtual services' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: SERVICE }) });
     await expect(row).toContainText('HTTPS');
     await row.getByRole('rowheader').getByRole('link', { name: SERVICE, exact: true }).click();
     await expect(page.getByRole('heading', { name: `Virtual service ${SERVICE}` })).toBeVisible();
     serviceId = Number(new URL(page.url()).pathname.split('/').pop());
+    await page.getByRole('link', { name: 'Edit', exact: true }).first().click(); // rules are edited with the service
+    await expect(page.getByRole('heading', { name: `Edit virtual service ${SERVICE}` })).toBeVisible();
   });
 
   await test.step('add two rules, then move the second above the first', async () => {
@@ -174,7 +178,7 @@ test('certificate, HTTPS service, rules reordered, apply, drain a member at runt
       await page.getByRole('link', { name: 'Certificates' }).click();
       await expect(page.getByRole('table', { name: 'Certificates' })).toBeVisible();
       await snap(page, `47-certificates-${scheme}`);
-      await page.goto(`/services/${serviceId}`);
+      await page.goto(`/services/${serviceId}/edit`);
       await expect(page.getByRole('table', { name: `Rules of ${SERVICE}` })).toBeVisible();
       await snap(page, `48-service-https-${scheme}`);
     }

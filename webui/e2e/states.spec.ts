@@ -6,7 +6,8 @@ import { snap } from './support/console';
 // browser. Nothing reaches the stack's API, so this is safe next to console-flow.
 
 const at = new Date().toISOString();
-const user = { id: 1, username: 'admin', is_superuser: true };
+const user = { id: 1, username: 'admin', is_superuser: true, role: 'admin' };
+const nothingPending = { pending: false, base_revision: null, objects: [] };
 const pool = {
   id: 3,
   name: 'web',
@@ -25,7 +26,9 @@ async function stubApi(page: Page, answers: Record<string, { status: number; bod
   await page.route('**/api/v1/**', async (route) => {
     const request = route.request();
     const path = new URL(request.url()).pathname.replace(/^\/api\/v1\//, '');
-    const answer = answers[`${request.method()} ${path}`] ?? (path === 'auth/me/' ? { status: 200, body: user } : undefined);
+    const fallback: Record<string, unknown> = { 'auth/me/': user, 'revisions/pending/': nothingPending };
+    const answer =
+      answers[`${request.method()} ${path}`] ?? (path in fallback ? { status: 200, body: fallback[path] } : undefined);
     if (!answer) return route.fulfill({ status: 500, json: { detail: `not stubbed: ${request.method()} ${path}` } });
     return route.fulfill({ status: answer.status, json: answer.body ?? {} });
   });
@@ -58,6 +61,11 @@ test('a node that failed shows its message', async ({ page }) => {
     message: 'drain s2',
     author: 'admin',
     created_at: at,
+    live: false,
+    rollback_of: null,
+    confirm_state: 'none',
+    confirm_by: null,
+    confirm_problem: '',
     nodes: [
       { node: 'lb1', state: 'applied', message: '', updated_at: at },
       { node: 'lb2', state: 'failed', message: 'reload failed: cannot bind socket [10.77.100.10:80]; restored revision 11', updated_at: at },
@@ -209,7 +217,7 @@ test('the HA page shows each node\'s state, a node behind, and the role changes'
       ]),
     },
     'GET ipvs-sync/': { status: 200, body: { enabled: true, interface: 'eth1', sync_id: 9, port: 8848, ttl: 1, max_packet: 0, group: null, ha_group: 1 } },
-    'GET revisions/': { status: 200, body: list([{ id: 14, number: 14, message: 'runtime: node lb1 standby', author: 'admin', created_at: at, nodes: [], live: false }]) },
+    'GET revisions/': { status: 200, body: list([{ id: 14, number: 14, message: 'runtime: node lb1 standby', author: 'admin', created_at: at, nodes: [], live: false, rollback_of: null, confirm_state: 'none', confirm_by: null, confirm_problem: '' }]) },
   });
   await page.goto('/ha');
   await expect(page.getByRole('list', { name: 'Nodes of front-a' }).getByRole('listitem').first()).toHaveText(/lb1 150 fault standby/);

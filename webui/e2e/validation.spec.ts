@@ -24,7 +24,7 @@ async function serviceNames(): Promise<string[]> {
 }
 
 async function fillService(values: { name: string; vip: string; port: number }) {
-  await page.goto('/services/new');
+  await page.goto('/services/new/full');
   await page.getByLabel('Name', { exact: true }).fill(values.name);
   await page.getByLabel('VIP').fill(values.vip);
   await page.getByLabel('Port', { exact: true }).fill(String(values.port));
@@ -54,7 +54,7 @@ test('a duplicate name shows the server error next to Name; nothing is created',
   const name = page.getByLabel('Name', { exact: true });
   await expect(name).toHaveAttribute('aria-invalid', 'true');
   await expect(name).toHaveAccessibleDescription(/already exists/i);
-  await expect(page).toHaveURL(/\/services\/new$/);
+  await expect(page).toHaveURL(/\/services\/new\/full$/);
   await snap(page, '20-validation-duplicate-name');
   expect(await serviceNames()).toEqual(before);
 });

@@ -9,14 +9,27 @@ export async function snap(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
 }
 
-/** Signs in through the sign-in page and waits for the console. */
-export async function signIn(page: Page): Promise<void> {
-  const { username, password } = credentials();
+/**
+ * Signs in through the sign-in page (as the harness's admin unless told whom) and waits for
+ * the console: its main content, which is there at any width (the navigation is behind the
+ * menu button on a narrow screen).
+ */
+export async function signIn(page: Page, who: { username: string; password: string } = credentials()): Promise<void> {
   await page.goto('/sign-in');
-  await page.getByLabel('User name').fill(username);
-  await page.getByLabel('Password').fill(password);
+  await page.getByLabel('User name').fill(who.username);
+  await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
+  await page.waitForURL((url) => url.pathname !== '/sign-in');
+  await expect(page.locator('main#main')).toBeVisible();
+}
+
+/** Waits until the page at `path` has its h1 and nothing is still loading; returns the h1 text. */
+export async function openAndSettle(page: Page, path: string): Promise<string> {
+  await page.goto(path);
+  const heading = page.getByRole('heading', { level: 1 });
+  await expect(heading).toBeVisible();
+  await expect(page.locator('.state-loading')).toHaveCount(0);
+  return (await heading.textContent()) ?? '';
 }
 
 async function csrfHeaders(page: Page): Promise<Record<string, string>> {

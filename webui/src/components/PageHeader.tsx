@@ -1,8 +1,12 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useEffect } from 'react';
 
 type PageHeaderProps = { title: string; description?: ReactNode; actions?: ReactNode; breadcrumb?: ReactNode };
 
+/** The page's h1, which also names the browser tab ("Pool web · Fulcrum"). */
 export function PageHeader({ title, description, actions, breadcrumb }: PageHeaderProps) {
+  useEffect(() => {
+    document.title = `${title} · Fulcrum`;
+  }, [title]);
   return (
     <header className="page-header">
       <div>

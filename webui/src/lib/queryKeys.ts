@@ -16,4 +16,17 @@ export const queryKeys = {
   haEvents: (filters: { node: string; group: string }) => ['ha-events', filters] as const,
   revisions: ['revisions'] as const,
   revision: (id: number) => ['revisions', id] as const,
+  // Under 'revisions': whatever refreshes the history also refreshes the pending banner.
+  revisionsPending: ['revisions', 'pending'] as const,
+  users: ['users'] as const,
+  tokens: ['tokens'] as const,
+  audit: ['audit'] as const,
+  auditPage: (filters: Record<string, string>, offset: number) => ['audit', filters, offset] as const,
+  // Live figures and health: a runtime member change refreshes them all at once.
+  telemetry: ['telemetry'] as const,
+  overview: ['telemetry', 'overview'] as const,
+  serviceMetrics: (service: number | null, window: { minutes: number; step: number }) => ['telemetry', 'metrics', 'services', service, window] as const,
+  memberMetrics: (pool: number, window: { minutes: number; step: number }) => ['telemetry', 'metrics', 'members', pool, window] as const,
+  health: (filter: { pool?: number; member?: number; service?: number }) => ['telemetry', 'health', filter] as const,
+  healthEvents: (member: number) => ['telemetry', 'health-events', member] as const,
 };

@@ -1,1 +1,3 @@
+export { PendingBanner } from './components/PendingBanner';
+export { RevisionDetailPage } from './components/RevisionDetailPage';
 export { RevisionsPage } from './components/RevisionsPage';

@@ -1,2 +1,4 @@
-export { EditServicePage, NewServicePage } from './components/ServiceFormPage';
+export { ServiceDetailPage } from './components/ServiceDetailPage';
+export { NewServicePage } from './components/NewServicePage';
+export { EditServicePage, NewServiceFormPage } from './components/ServiceFormPage';
 export { ServicesPage } from './components/ServicesPage';

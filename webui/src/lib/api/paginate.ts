@@ -1,6 +1,6 @@
 type Page<T> = { count: number; results: T[] };
 
-const PAGE_SIZE = 500;
+const PAGE_SIZE = 1000; // the API's largest page
 
 /** Every item of a paginated list, fetched page by page (`{count, results}` with limit/offset). */
 export async function listAll<T>(fetchPage: (limit: number, offset: number) => Promise<Page<T>>): Promise<T[]> {

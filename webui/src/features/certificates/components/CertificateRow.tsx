@@ -16,8 +16,8 @@ function Expiry({ certificate }: { certificate: Certificate }) {
   );
 }
 
-export function CertificateRow({ certificate }: { certificate: Certificate }) {
-  const remove = useDeleteCertificate();
+/** One certificate; `canDelete` (admins) adds the delete action in its own cell. */
+export function CertificateRow({ certificate, canDelete }: { certificate: Certificate; canDelete: boolean }) {
   return (
     <tr>
       <th scope="row">
@@ -41,16 +41,23 @@ export function CertificateRow({ certificate }: { certificate: Certificate }) {
           <span className="muted">none</span>
         )}
       </td>
-      <td className="cell-actions">
-        <ConfirmButton size="small" subject={`certificate ${certificate.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(certificate.id)}>
-          Delete
-        </ConfirmButton>
-        {remove.isError ? (
-          <Alert tone="error" title="Not deleted">
-            {errorMessage(remove.error)}
-          </Alert>
-        ) : null}
-      </td>
+      {canDelete ? <DeleteCell certificate={certificate} /> : null}
     </tr>
+  );
+}
+
+function DeleteCell({ certificate }: { certificate: Certificate }) {
+  const remove = useDeleteCertificate();
+  return (
+    <td className="cell-actions">
+      <ConfirmButton size="small" subject={`certificate ${certificate.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(certificate.id)}>
+        Delete
+      </ConfirmButton>
+      {remove.isError ? (
+        <Alert tone="error" title="Not deleted">
+          {errorMessage(remove.error)}
+        </Alert>
+      ) : null}
+    </td>
   );
 }

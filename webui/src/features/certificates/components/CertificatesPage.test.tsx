@@ -1,7 +1,9 @@
 import { screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { apiCalls, mockApi, page } from '@/test/mockApi';
+import type { Role } from '@/features/auth';
 import { renderWithProviders } from '@/test/render';
+import { sessionLoaded, signedInAs } from '@/test/session';
 import type { Certificate } from '../types';
 import { CertificatesPage } from './CertificatesPage';
 
@@ -34,7 +36,8 @@ const stored = [
   certificate({ id: 3, name: 'corp-ca', subject: 'CN=Corp CA', has_key: false, key_type: '', is_ca: true, sans: [] }),
 ];
 
-function renderPage() {
+function renderPage(role: Role = 'admin') {
+  signedInAs(role);
   mockApi('GET', '/api/v1/certificates/', { status: 200, body: page(stored) });
   return renderWithProviders(<CertificatesPage />);
 }
@@ -65,7 +68,7 @@ describe('CertificatesPage', () => {
   it('generates a self-signed certificate with its alternative names', async () => {
     mockApi('POST', '/api/v1/certificates/generate/', { status: 201, body: certificate({ id: 4, name: 'lab' }) });
     const { user } = renderPage();
-    const form = screen.getByRole('form', { name: 'Generate a self-signed certificate' });
+    const form = await screen.findByRole('form', { name: 'Generate a self-signed certificate' });
     await user.type(within(form).getByRole('textbox', { name: 'Name' }), 'lab');
     await user.type(within(form).getByRole('textbox', { name: 'Common name' }), 'lab.example.com');
     await user.type(within(form).getByRole('textbox', { name: 'Subject alternative names' }), 'lab.example.com\n\n10.0.0.1\n');
@@ -85,7 +88,7 @@ describe('CertificatesPage', () => {
       body: { private_key: ['The private key does not match the certificate.'] },
     });
     const { user } = renderPage();
-    const form = screen.getByRole('form', { name: 'Upload a certificate' });
+    const form = await screen.findByRole('form', { name: 'Upload a certificate' });
     await user.type(within(form).getByRole('textbox', { name: 'Name' }), 'up');
     await user.type(within(form).getByRole('textbox', { name: 'Certificate (PEM)' }), '-----BEGIN CERTIFICATE-----');
     await user.type(within(form).getByRole('textbox', { name: 'Private key (PEM)' }), '-----BEGIN PRIVATE KEY-----');
@@ -96,5 +99,24 @@ describe('CertificatesPage', () => {
     expect(apiCalls.at(-1)?.body).toEqual({
       name: 'up', description: '', certificate: '-----BEGIN CERTIFICATE-----', private_key: '-----BEGIN PRIVATE KEY-----',
     });
+  });
+
+  it.each(['viewer', 'operator'] as const)('shows a %s the certificates without upload, generate or delete', async (role) => {
+    const { queryClient } = renderPage(role);
+    await sessionLoaded(queryClient);
+    const table = await screen.findByRole('table', { name: 'Certificates' });
+    expect(within(table).getAllByRole('row')).toHaveLength(4);
+    expect(within(table).getAllByRole('columnheader')).toHaveLength(6);
+    await screen.findByRole('heading', { name: 'Stored certificates' });
+    expect(screen.queryByRole('button')).not.toBeInTheDocument();
+    expect(screen.queryByRole('form')).not.toBeInTheDocument();
+    expect(screen.queryByRole('heading', { name: 'Upload a certificate' })).not.toBeInTheDocument();
+  });
+
+  it('tells a viewer with no certificates who adds them', async () => {
+    signedInAs('viewer');
+    mockApi('GET', '/api/v1/certificates/', { status: 200, body: page([]) });
+    renderWithProviders(<CertificatesPage />);
+    expect(await screen.findByText('An admin generates or uploads them; they then appear here.')).toBeInTheDocument();
   });
 });

@@ -1,24 +1,29 @@
 import { useState } from 'react';
-import { Alert, EmptyState, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
+import { ActionsHeader, Alert, EmptyState, ErrorState, LoadingState, PageHeader, Panel, TableWrap } from '@/components';
+import { usePermissions } from '@/features/auth';
 import { useCertificates, useGenerateCertificate, useUploadCertificate } from '../hooks/useCertificates';
 import { type GenerateFormValues, toGenerateRequest, toUploadRequest, type UploadFormValues } from '../types';
 import { CertificateRow } from './CertificateRow';
 import { GenerateCertificateForm } from './GenerateCertificateForm';
 import { UploadCertificateForm } from './UploadCertificateForm';
 
-function CertificatesTable() {
+function CertificatesTable({ canEdit }: { canEdit: boolean }) {
   const certificates = useCertificates();
   if (certificates.isPending) return <LoadingState />;
   if (certificates.isError) return <ErrorState error={certificates.error} onRetry={() => void certificates.refetch()} />;
   if (certificates.data.length === 0) {
     return (
       <EmptyState title="No certificates yet">
-        <p>Generate a self-signed certificate or upload one below, then choose it on an HTTPS virtual service.</p>
+        <p>
+          {canEdit
+            ? 'Generate a self-signed certificate or upload one below, then choose it on an HTTPS virtual service.'
+            : 'An admin generates or uploads them; they then appear here.'}
+        </p>
       </EmptyState>
     );
   }
   return (
-    <div className="table-wrap">
+    <TableWrap label="Certificates">
       <table className="table">
         <caption className="visually-hidden">Certificates</caption>
         <thead>
@@ -29,20 +34,23 @@ function CertificatesTable() {
             <th scope="col">Expires</th>
             <th scope="col">Key</th>
             <th scope="col">Warnings</th>
-            <th scope="col"><span className="visually-hidden">Actions</span></th>
+            {canEdit ? (
+              <ActionsHeader />
+            ) : null}
           </tr>
         </thead>
         <tbody>
           {certificates.data.map((certificate) => (
-            <CertificateRow key={certificate.id} certificate={certificate} />
+            <CertificateRow key={certificate.id} certificate={certificate} canDelete={canEdit} />
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
 export function CertificatesPage() {
+  const { canEdit } = usePermissions();
   const generate = useGenerateCertificate();
   const upload = useUploadCertificate();
   const [stored, setStored] = useState<string | null>(null);
@@ -63,14 +71,18 @@ export function CertificatesPage() {
       <div className="stack">
         <Panel title="Stored certificates">
           {stored ? <Alert tone="success">Certificate {stored} stored.</Alert> : null}
-          <CertificatesTable />
+          <CertificatesTable canEdit={canEdit} />
         </Panel>
-        <Panel title="Generate a self-signed certificate">
-          <GenerateCertificateForm onSubmit={onGenerate} />
-        </Panel>
-        <Panel title="Upload a certificate">
-          <UploadCertificateForm onSubmit={onUpload} />
-        </Panel>
+        {canEdit ? (
+          <>
+            <Panel title="Generate a self-signed certificate">
+              <GenerateCertificateForm onSubmit={onGenerate} />
+            </Panel>
+            <Panel title="Upload a certificate">
+              <UploadCertificateForm onSubmit={onUpload} />
+            </Panel>
+          </>
+        ) : null}
       </div>
     </>
   );

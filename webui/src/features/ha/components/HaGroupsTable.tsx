@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, ConfirmButton, VrrpStateBadge } from '@/components';
+import { ActionsHeader, Alert, Badge, Button, ConfirmButton, TableWrap, VrrpStateBadge } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { useDeleteHaGroup } from '../hooks/useHa';
 import { describePreempt, formatAdvert, type HaGroup, type HaNode, vrrpOf } from '../types';
@@ -44,8 +44,26 @@ function GroupNodes({ group, nodes }: { group: HaGroup; nodes: readonly HaNode[]
   );
 }
 
-function GroupRow({ group, nodes, onEdit, onMirror }: { group: HaGroup; nodes: readonly HaNode[] } & GroupActions) {
+/** Edit, mirror and delete: for admins only. */
+function GroupActionsCell({ group, onEdit, onMirror }: { group: HaGroup } & GroupActions) {
   const remove = useDeleteHaGroup();
+  return (
+    <td className="cell-actions">
+      <Button variant="ghost" size="small" onClick={() => onEdit(group)} aria-label={`Edit HA group ${group.name}`}>
+        Edit
+      </Button>
+      <Button variant="ghost" size="small" onClick={() => onMirror(group)} aria-label={`Mirror HA group ${group.name}`}>
+        Mirror
+      </Button>
+      <ConfirmButton size="small" subject={`HA group ${group.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(group.id)}>
+        Delete
+      </ConfirmButton>
+      {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
+    </td>
+  );
+}
+
+function GroupRow({ group, nodes, actions }: { group: HaGroup; nodes: readonly HaNode[]; actions: GroupActions | null }) {
   const notes = groupNotes(group);
   return (
     <tr>
@@ -67,26 +85,15 @@ function GroupRow({ group, nodes, onEdit, onMirror }: { group: HaGroup; nodes: r
       <td>
         <GroupNodes group={group} nodes={nodes} />
       </td>
-      <td className="cell-actions">
-        <Button variant="ghost" size="small" onClick={() => onEdit(group)} aria-label={`Edit HA group ${group.name}`}>
-          Edit
-        </Button>
-        <Button variant="ghost" size="small" onClick={() => onMirror(group)} aria-label={`Mirror HA group ${group.name}`}>
-          Mirror
-        </Button>
-        <ConfirmButton size="small" subject={`HA group ${group.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(group.id)}>
-          Delete
-        </ConfirmButton>
-        {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
-      </td>
+      {actions ? <GroupActionsCell group={group} {...actions} /> : null}
     </tr>
   );
 }
 
-/** The HA groups with each node's priority and current VRRP state. */
-export function HaGroupsTable({ groups, nodes, onEdit, onMirror }: { groups: readonly HaGroup[]; nodes: readonly HaNode[] } & GroupActions) {
+/** The HA groups with each node's priority and current VRRP state; `actions` null leaves them read-only. */
+export function HaGroupsTable({ groups, nodes, actions }: { groups: readonly HaGroup[]; nodes: readonly HaNode[]; actions: GroupActions | null }) {
   return (
-    <div className="table-wrap">
+    <TableWrap label="HA groups">
       <table className="table">
         <caption className="visually-hidden">HA groups</caption>
         <thead>
@@ -97,15 +104,17 @@ export function HaGroupsTable({ groups, nodes, onEdit, onMirror }: { groups: rea
             <th scope="col">Advert</th>
             <th scope="col">Preempt</th>
             <th scope="col">Nodes (priority, state)</th>
-            <th scope="col"><span className="visually-hidden">Actions</span></th>
+            {actions ? (
+              <ActionsHeader />
+            ) : null}
           </tr>
         </thead>
         <tbody>
           {groups.map((group) => (
-            <GroupRow key={group.id} group={group} nodes={nodes} onEdit={onEdit} onMirror={onMirror} />
+            <GroupRow key={group.id} group={group} nodes={nodes} actions={actions} />
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

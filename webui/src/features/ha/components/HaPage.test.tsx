@@ -2,6 +2,7 @@ import { screen, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { apiCalls, mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
+import { sessionLoaded, signedInAs } from '@/test/session';
 import type { HaGroup } from '../types';
 import { HaPage } from './HaPage';
 
@@ -17,6 +18,7 @@ const FRONT: HaGroup = {
 };
 
 function mockPage(groups: HaGroup[] = [FRONT]) {
+  signedInAs('admin');
   mockApi('GET', '/api/v1/nodes/', { status: 200, body: page(NODES) });
   mockApi('GET', '/api/v1/ha-groups/', { status: 200, body: page(groups) });
   mockApi('GET', '/api/v1/ha-events/', { status: 200, body: page([]) });
@@ -107,5 +109,16 @@ describe('HaPage', () => {
     mockPage([]);
     renderWithProviders(<HaPage />);
     expect(await screen.findByText('No HA groups yet')).toBeInTheDocument();
+  });
+
+  it.each(['viewer', 'operator'] as const)('shows a %s the groups and their states with nothing to change', async (role) => {
+    signedInAs(role);
+    const { queryClient } = renderWithProviders(<HaPage />);
+    await sessionLoaded(queryClient);
+    const table = await screen.findByRole('table', { name: 'HA groups' });
+    expect(within(table).getByRole('list', { name: 'Nodes of front' })).toHaveTextContent('lb1 150 master');
+    expect(within(table).getAllByRole('columnheader')).toHaveLength(6);
+    expect(screen.queryByRole('button', { name: /HA group/ })).not.toBeInTheDocument();
+    expect(within(table).queryByRole('button')).not.toBeInTheDocument();
   });
 });

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { EmptyState, ErrorState, LoadingState, Panel, SelectField, VrrpStateBadge } from '@/components';
+import { EmptyState, ErrorState, LoadingState, Panel, SelectField, TableWrap, VrrpStateBadge } from '@/components';
 import { formatDateTime } from '@/lib/format';
 import { HA_EVENTS_SHOWN } from '../api/haApi';
 import { EVENTS_REFRESH_MS, useHaEvents } from '../hooks/useHa';
@@ -50,7 +50,7 @@ export function HaTimeline({ nodeNames, groupNames }: TimelineProps) {
       ) : null}
       {events.data && count > 0 ? (
         <>
-          <div className="table-wrap">
+          <TableWrap label="Role changes">
             <table className="table table-compact">
               <caption className="visually-hidden">Role changes, newest first</caption>
               <thead>
@@ -69,7 +69,7 @@ export function HaTimeline({ nodeNames, groupNames }: TimelineProps) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           {count > HA_EVENTS_SHOWN ? <p className="muted">The newest {HA_EVENTS_SHOWN} of {count}.</p> : null}
         </>
       ) : null}

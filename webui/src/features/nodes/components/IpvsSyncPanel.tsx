@@ -3,9 +3,10 @@ import { Alert, ErrorState, LoadingState, Panel } from '@/components';
 import { useHaGroupChoices, useIpvsSync, useSaveIpvsSync } from '../hooks/useNodes';
 import { type IpvsSyncFormValues, toIpvsSyncForm, toIpvsSyncRequest } from '../types';
 import { IpvsSyncForm } from './IpvsSyncForm';
+import { IpvsSyncSummary } from './IpvsSyncSummary';
 
-/** IPVS connection synchronisation between the balancers, applied with the next revision. */
-export function IpvsSyncPanel() {
+/** IPVS connection synchronisation between the balancers, applied with the next revision; admins edit it. */
+export function IpvsSyncPanel({ canEdit }: { canEdit: boolean }) {
   const sync = useIpvsSync();
   const haGroups = useHaGroupChoices();
   const failed = sync.isError ? sync : haGroups.isError ? haGroups : null;
@@ -25,7 +26,8 @@ export function IpvsSyncPanel() {
       {sync.isPending || haGroups.isPending ? <LoadingState /> : null}
       {failed ? <ErrorState error={failed.error} onRetry={() => void failed.refetch()} /> : null}
       {saved ? <Alert tone="success">Sync settings saved; apply to put them on the nodes.</Alert> : null}
-      {sync.data && haGroups.data ? <IpvsSyncForm defaultValues={toIpvsSyncForm(sync.data)} haGroups={haGroups.data} onSubmit={onSubmit} /> : null}
+      {sync.data && haGroups.data && canEdit ? <IpvsSyncForm defaultValues={toIpvsSyncForm(sync.data)} haGroups={haGroups.data} onSubmit={onSubmit} /> : null}
+      {sync.data && haGroups.data && !canEdit ? <IpvsSyncSummary sync={sync.data} haGroups={haGroups.data} /> : null}
     </Panel>
   );
 }

@@ -2,6 +2,7 @@ import { screen, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { apiCalls, mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
+import { sessionLoaded, signedInAs } from '@/test/session';
 import { NodesPage } from './NodesPage';
 
 const SYNC = { enabled: false, interface: 'eth0', sync_id: 0, port: 8848, ttl: 1, max_packet: 0, group: null, ha_group: null };
@@ -23,6 +24,7 @@ function haNode(id: number, name: string, applied: number | null, more: object =
 
 describe('NodesPage', () => {
   beforeEach(() => {
+    signedInAs('admin');
     mockSync();
     mockNewest(null);
   });
@@ -58,7 +60,7 @@ describe('NodesPage', () => {
     mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
     mockApi('POST', '/api/v1/nodes/', { status: 400, body: { name: ['node with this name already exists.'] } });
     const { user } = renderWithProviders(<NodesPage />);
-    await user.type(screen.getByRole('textbox', { name: 'Node name' }), 'lb1');
+    await user.type(await screen.findByRole('textbox', { name: 'Node name' }), 'lb1');
     await user.click(screen.getByRole('button', { name: 'Add node' }));
     expect(await screen.findByText('node with this name already exists.')).toBeInTheDocument();
     expect(screen.getByRole('textbox', { name: 'Node name' })).toHaveAccessibleDescription(/already exists/);
@@ -197,5 +199,43 @@ describe('NodesPage', () => {
     expect(await screen.findByText('lb1 hands over its master roles: revision 15.')).toBeInTheDocument();
     expect(apiCalls.filter((call) => call.method === 'POST').map((call) => call.body)).toEqual([{ standby: true }, { standby: true }]);
     expect(await screen.findByRole('button', { name: 'Take part again: lb1' })).toBeInTheDocument();
+  });
+
+  describe('for other roles', () => {
+    const SYNCING = { ...SYNC, enabled: true, interface: 'eth1', sync_id: 9, ha_group: 7 };
+    const NODES = [haNode(1, 'lb1', 14, { address: '10.0.1.3' }), haNode(2, 'lb2', 14)];
+
+    async function renderAs(role: 'viewer' | 'operator') {
+      signedInAs(role);
+      mockSync(SYNCING);
+      mockApi('GET', '/api/v1/nodes/', { status: 200, body: page(NODES) });
+      const rendered = renderWithProviders(<NodesPage />);
+      await sessionLoaded(rendered.queryClient);
+      return { ...rendered, table: await screen.findByRole('table', { name: 'Registered nodes' }) };
+    }
+
+    it('shows a viewer the nodes, addresses and sync settings with nothing to change', async () => {
+      const { table } = await renderAs('viewer');
+      expect(within(table).getByRole('row', { name: /^lb1/ })).toHaveTextContent('10.0.1.3');
+      expect(within(table).getByRole('row', { name: /^lb2/ })).toHaveTextContent('none');
+      expect(within(table).getAllByRole('columnheader')).toHaveLength(7);
+      const sync = (await screen.findByText('Sync ID')).closest('dl');
+      expect(sync).toHaveTextContent('Interfaceeth1');
+      expect(sync).toHaveTextContent('HA groupfront (its master sends)');
+      expect(screen.queryByRole('button')).not.toBeInTheDocument();
+      expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
+      expect(screen.queryByRole('form')).not.toBeInTheDocument();
+      expect(screen.queryByRole('heading', { name: 'Add a node' })).not.toBeInTheDocument();
+    });
+
+    it('lets an operator set standby, but not add, delete or address nodes', async () => {
+      const { table } = await renderAs('operator');
+      expect(within(table).getByRole('button', { name: 'Hand over master roles of lb1' })).toBeInTheDocument();
+      expect(within(table).getAllByRole('columnheader')).toHaveLength(8);
+      expect(screen.queryByRole('button', { name: /^Delete/ })).not.toBeInTheDocument();
+      expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
+      expect(screen.queryByRole('form')).not.toBeInTheDocument();
+      expect(screen.getAllByRole('button')).toHaveLength(2);
+    });
   });
 });

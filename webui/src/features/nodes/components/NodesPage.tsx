@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { Alert, Badge, ConfirmButton, EmptyState, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
+import { ActionsHeader, Alert, Badge, ConfirmButton, EmptyState, ErrorState, LoadingState, PageHeader, Panel, TableWrap } from '@/components';
+import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { formatDateTime } from '@/lib/format';
 import { useCreateNode, useDeleteNode, useNewestRevision, useNodes } from '../hooks/useNodes';
@@ -11,8 +12,22 @@ import { NodeStandbyButton } from './NodeStandbyButton';
 import { NodeNetworks, NodeRevision, NodeSchedulers, NodeVrrp } from './NodeStatus';
 import { TokenReveal } from './TokenReveal';
 
-function NodeRow({ node, newest }: { node: Node; newest: NewestRevision | null | undefined }) {
+type Permissions = { canOperate: boolean; canEdit: boolean };
+
+function NodeDeleteButton({ node }: { node: Node }) {
   const remove = useDeleteNode();
+  return (
+    <>
+      <ConfirmButton size="small" subject={`node ${node.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(node.id)}>
+        Delete
+      </ConfirmButton>
+      {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
+    </>
+  );
+}
+
+/** One node; an admin edits its HA address and deletes it, an operator (or admin) sets standby. */
+function NodeRow({ node, newest, can }: { node: Node; newest: NewestRevision | null | undefined; can: Permissions }) {
   return (
     <tr>
       <th scope="row">
@@ -28,9 +43,7 @@ function NodeRow({ node, newest }: { node: Node; newest: NewestRevision | null |
       <td className="nowrap">
         <NodeRevision node={node} newest={newest} />
       </td>
-      <td>
-        <NodeAddressForm node={node} />
-      </td>
+      <td>{can.canEdit ? <NodeAddressForm node={node} /> : node.address ? <span className="mono">{node.address}</span> : <span className="muted">none</span>}</td>
       <td>
         <NodeVrrp node={node} />
       </td>
@@ -40,13 +53,12 @@ function NodeRow({ node, newest }: { node: Node; newest: NewestRevision | null |
       <td>
         <NodeSchedulers node={node} />
       </td>
-      <td className="cell-actions">
-        <NodeStandbyButton node={node} />
-        <ConfirmButton size="small" subject={`node ${node.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(node.id)}>
-          Delete
-        </ConfirmButton>
-        {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
-      </td>
+      {can.canOperate ? (
+        <td className="cell-actions">
+          <NodeStandbyButton node={node} />
+          {can.canEdit ? <NodeDeleteButton node={node} /> : null}
+        </td>
+      ) : null}
     </tr>
   );
 }
@@ -63,6 +75,7 @@ function ConfigSyncSummary({ nodes, newest }: { nodes: readonly Node[]; newest: 
 }
 
 export function NodesPage() {
+  const can = usePermissions();
   const nodes = useNodes();
   const newest = useNewestRevision();
   const create = useCreateNode();
@@ -71,22 +84,24 @@ export function NodesPage() {
     <>
       <PageHeader title="Nodes" description="The appliances whose agents fetch and apply each revision." />
       <div className="stack">
-        <Panel title="Add a node">
-          {created ? <TokenReveal node={created} onDismiss={() => setCreated(null)} /> : null}
-          <NodeForm onSubmit={async ({ name }) => setCreated(await create.mutateAsync(name))} />
-        </Panel>
+        {can.canEdit ? (
+          <Panel title="Add a node">
+            {created ? <TokenReveal node={created} onDismiss={() => setCreated(null)} /> : null}
+            <NodeForm onSubmit={async ({ name }) => setCreated(await create.mutateAsync(name))} />
+          </Panel>
+        ) : null}
         <Panel title="Registered nodes">
           {nodes.isPending ? <LoadingState /> : null}
           {nodes.isError ? <ErrorState error={nodes.error} onRetry={() => void nodes.refetch()} /> : null}
           {nodes.data?.length === 0 ? (
             <EmptyState title="No nodes yet">
-              <p>Add a node above, then start its agent with the token.</p>
+              <p>{can.canEdit ? 'Add a node above, then start its agent with the token.' : 'An admin registers the nodes; they then appear here.'}</p>
             </EmptyState>
           ) : null}
           {nodes.data?.length ? (
             <>
               <ConfigSyncSummary nodes={nodes.data} newest={newest.data} />
-              <div className="table-wrap">
+              <TableWrap label="Registered nodes">
                 <table className="table">
                   <caption className="visually-hidden">Registered nodes</caption>
                   <thead>
@@ -98,20 +113,22 @@ export function NodesPage() {
                       <th scope="col">VRRP (state, priority)</th>
                       <th scope="col">Networks</th>
                       <th scope="col">IPVS schedulers</th>
-                      <th scope="col"><span className="visually-hidden">Actions</span></th>
+                      {can.canOperate ? (
+                        <ActionsHeader />
+                      ) : null}
                     </tr>
                   </thead>
                   <tbody>
                     {nodes.data.map((node) => (
-                      <NodeRow key={node.id} node={node} newest={newest.data} />
+                      <NodeRow key={node.id} node={node} newest={newest.data} can={can} />
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             </>
           ) : null}
         </Panel>
-        <IpvsSyncPanel />
+        <IpvsSyncPanel canEdit={can.canEdit} />
       </div>
     </>
   );

@@ -1,8 +1,20 @@
-import { useState } from 'react';
-import { Alert, Badge, type BadgeTone, Button, ConfirmButton, EmptyState, Panel } from '@/components';
+import { Fragment, useMemo, useState } from 'react';
+import { Link } from 'react-router-dom';
+import { ActionsHeader, Alert, Badge, type BadgeTone, Button, ConfirmButton, EmptyState, ErrorState, LoadingState, Panel, TableWrap } from '@/components';
+import { usePermissions } from '@/features/auth';
+import {
+  type AlignedSeries,
+  alignSeries,
+  HealthEventsTable,
+  type MemberHealth,
+  MemberHealthSummary,
+  MemberTraffic,
+  useHealth,
+  useMemberMetrics,
+} from '@/features/telemetry';
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
-import { useDeleteMember, useSaveMember } from '../hooks/usePools';
+import { useDeleteMember, usePool, useSaveMember } from '../hooks/usePools';
 import {
   type Member,
   type MemberFormValues,
@@ -75,9 +87,30 @@ function feedSummary(members: readonly Member[]): string | null {
     .join('; ');
 }
 
-function MemberRow({ member, onEdit, feedback }: { member: Member; onEdit: () => void; feedback: boolean }) {
+/** What a row shows besides the member itself: live figures and what the signed-in role may do. */
+type RowContext = { feedback: boolean; canOperate: boolean; canEdit: boolean; columns: number };
+
+function MemberActions({ member, onEdit }: { member: Member; onEdit: () => void }) {
   const remove = useDeleteMember();
+  return (
+    <td className="cell-actions">
+      <Button variant="ghost" size="small" onClick={onEdit} aria-label={`Edit member ${member.name}`}>
+        Edit
+      </Button>
+      <ConfirmButton size="small" subject={`member ${member.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(member.id)}>
+        Delete
+      </ConfirmButton>
+      {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
+    </td>
+  );
+}
+
+type RowProps = { member: Member; health: readonly MemberHealth[]; traffic: AlignedSeries | null; context: RowContext; onEdit?: () => void };
+
+function MemberRow({ member, health, traffic, context, onEdit }: RowProps) {
+  const [history, setHistory] = useState(false);
   const state = member.state ?? 'enabled';
+  const historyId = `member-history-${member.id}`;
   const limits = [
     member.backup ? 'backup' : null,
     member.max_connections ? `max ${member.max_connections} conn` : null,
@@ -86,30 +119,128 @@ function MemberRow({ member, onEdit, feedback }: { member: Member; onEdit: () =>
     member.forwarding ? `forwarded by ${member.forwarding}` : null,
   ].filter(Boolean);
   return (
-    <tr>
-      <th scope="row">
-        {member.name}
-        {limits.length ? <div className="cell-note">{limits.join(', ')}</div> : null}
-      </th>
-      <td className="mono">{formatEndpoint(member.address, member.port)}</td>
-      <td>{member.weight ?? 1}</td>
-      <td>
-        <Badge tone={STATE_TONE[state]}>{state}</Badge>
-      </td>
-      {feedback ? <LiveCells live={member.live} /> : null}
-      <td>
-        <MemberRuntimeControls member={member} />
-      </td>
-      <td className="cell-actions">
-        <Button variant="ghost" size="small" onClick={onEdit} aria-label={`Edit member ${member.name}`}>
-          Edit
-        </Button>
-        <ConfirmButton size="small" subject={`member ${member.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(member.id)}>
-          Delete
-        </ConfirmButton>
-        {remove.isError ? <Alert tone="error">{errorMessage(remove.error)}</Alert> : null}
-      </td>
-    </tr>
+    <Fragment>
+      <tr>
+        <th scope="row">
+          {member.name}
+          {limits.length ? <div className="cell-note">{limits.join(', ')}</div> : null}
+        </th>
+        <td className="mono">{formatEndpoint(member.address, member.port)}</td>
+        <td>{member.weight ?? 1}</td>
+        <td>
+          <Badge tone={STATE_TONE[state]}>{state}</Badge>
+        </td>
+        <td>
+          <MemberHealthSummary rows={health} />
+          <Button
+            variant="ghost"
+            size="small"
+            aria-expanded={history}
+            aria-controls={historyId}
+            aria-label={`${history ? 'Hide history' : 'History'} of ${member.name}`}
+            onClick={() => setHistory(!history)}
+          >
+            {history ? 'Hide history' : 'History'}
+          </Button>
+        </td>
+        {context.feedback ? <LiveCells live={member.live} /> : null}
+        <td>
+          <MemberTraffic name={member.name} series={traffic} />
+        </td>
+        {context.canOperate ? (
+          <td>
+            <MemberRuntimeControls member={member} />
+          </td>
+        ) : null}
+        {context.canEdit && onEdit ? <MemberActions member={member} onEdit={onEdit} /> : null}
+      </tr>
+      {history ? (
+        <tr className="history-row" id={historyId}>
+          <td colSpan={context.columns}>
+            <HealthEventsTable memberId={member.id} memberName={member.name} />
+          </td>
+        </tr>
+      ) : null}
+    </Fragment>
+  );
+}
+
+/** Each member's health rows (one per node) and its traffic series, keyed by member id. */
+function useMemberTelemetry(pool: number) {
+  const health = useHealth({ pool });
+  const metrics = useMemberMetrics(pool);
+  const byMember = useMemo(() => {
+    const rows = new Map<number, MemberHealth[]>();
+    for (const row of health.data ?? []) rows.set(row.member, [...(rows.get(row.member) ?? []), row]);
+    return rows;
+  }, [health.data]);
+  const traffic = useMemo(() => {
+    const data = metrics.data;
+    return new Map(data?.series.map((series) => [series.id, alignSeries(data, series)]) ?? []);
+  }, [metrics.data]);
+  return { byMember, traffic, error: health.error ?? metrics.error };
+}
+
+type MembersTableProps = { pool: Pool; onEdit?: (id: number) => void };
+
+/**
+ * The pool's members with their health on each node (the reason when down, and its history),
+ * their traffic, and one-click enable / drain / disable for operators.
+ */
+export function MembersTable({ pool, onEdit }: MembersTableProps) {
+  const { canOperate, canEdit } = usePermissions();
+  const feedback = usesFeedback(pool.algorithm ?? 'round-robin');
+  const telemetry = useMemberTelemetry(pool.id);
+  const editable = canEdit && onEdit !== undefined;
+  const context: RowContext = { feedback, canOperate, canEdit, columns: 6 + (feedback ? 2 : 0) + (canOperate ? 1 : 0) + (editable ? 1 : 0) };
+  if (pool.members.length === 0) {
+    return (
+      <EmptyState title="No members yet">
+        <p>Add the real servers that answer this pool's traffic.</p>
+      </EmptyState>
+    );
+  }
+  return (
+    <>
+      {telemetry.error ? <Alert tone="warning">Health and traffic could not be read: {errorMessage(telemetry.error)}</Alert> : null}
+      <TableWrap label="Members">
+        <table className="table">
+          <caption className="visually-hidden">Members of {pool.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Endpoint</th>
+              <th scope="col">Weight</th>
+              <th scope="col">State</th>
+              <th scope="col">Health</th>
+              {feedback ? (
+                <>
+                  <th scope="col">Load</th>
+                  <th scope="col">Connections</th>
+                </>
+              ) : null}
+              <th scope="col">Traffic</th>
+              {canOperate ? <th scope="col">Live (no apply needed)</th> : null}
+              {editable ? (
+                <ActionsHeader />
+              ) : null}
+            </tr>
+          </thead>
+          <tbody>
+            {pool.members.map((member) => (
+              <MemberRow
+                key={member.id}
+                member={member}
+                health={telemetry.byMember.get(member.id) ?? []}
+                traffic={telemetry.traffic.get(member.id) ?? null}
+                context={context}
+                onEdit={onEdit ? () => onEdit(member.id) : undefined}
+              />
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </>
   );
 }
 
@@ -137,6 +268,7 @@ function MemberEditor({ pool, member, layer, onDone }: EditorProps) {
 }
 
 export function MembersPanel({ pool, layer = 'unknown' }: { pool: Pool; layer?: PoolLayer }) {
+  const { canEdit } = usePermissions();
   const [editingId, setEditingId] = useState<number | null>(null);
   const editing = pool.members.find((m) => m.id === editingId);
   const feedback = usesFeedback(pool.algorithm ?? 'round-robin');
@@ -148,39 +280,21 @@ export function MembersPanel({ pool, layer = 'unknown' }: { pool: Pool; layer?: 
           Dynamic least load: loads are read from fulcrum-loadd on each member. {feeds ? `In force on ${feeds}.` : 'No node has reported yet.'}
         </p>
       ) : null}
-      {pool.members.length === 0 ? (
-        <EmptyState title="No members yet">
-          <p>Add the real servers that answer this pool's traffic.</p>
-        </EmptyState>
-      ) : (
-        <div className="table-wrap">
-          <table className="table">
-            <caption className="visually-hidden">Members of {pool.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Weight</th>
-                <th scope="col">State</th>
-                {feedback ? (
-                  <>
-                    <th scope="col">Load</th>
-                    <th scope="col">Connections</th>
-                  </>
-                ) : null}
-                <th scope="col">Live (no apply needed)</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {pool.members.map((member) => (
-                <MemberRow key={member.id} member={member} feedback={feedback} onEdit={() => setEditingId(member.id)} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <MemberEditor pool={pool} member={editing} layer={layer} onDone={() => setEditingId(null)} />
+      <MembersTable pool={pool} onEdit={setEditingId} />
+      {canEdit ? <MemberEditor pool={pool} member={editing} layer={layer} onDone={() => setEditingId(null)} /> : null}
+    </Panel>
+  );
+}
+
+/** A pool's members on another page (a service's): the same live table, editing left to the pool's page. */
+export function PoolMembers({ poolId }: { poolId: number }) {
+  const pool = usePool(poolId);
+  const title = pool.data ? `Members of pool ${pool.data.name}` : 'Members';
+  return (
+    <Panel title={title} actions={<Link to={`/pools/${poolId}`}>Open the pool</Link>}>
+      {pool.isPending ? <LoadingState /> : null}
+      {pool.isError ? <ErrorState error={pool.error} onRetry={() => void pool.refetch()} /> : null}
+      {pool.data ? <MembersTable pool={pool.data} /> : null}
     </Panel>
   );
 }

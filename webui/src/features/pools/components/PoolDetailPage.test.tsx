@@ -17,9 +17,12 @@ const service = (id: number, name: string, forwarding: 'proxy' | 'nat', defaultP
   id, name, vip: '10.0.0.1', port: 80 + id, protocol: 'tcp', forwarding, default_pool: defaultPool, warnings: [],
 });
 
-function renderPage() {
+function renderPage(role: 'admin' | 'operator' | 'viewer' = 'admin') {
   mockApi('GET', '/api/v1/pools/3/', { status: 200, body: pool });
   mockApi('GET', '/api/v1/certificates/', { status: 200, body: page([]) });
+  mockApi('GET', '/api/v1/auth/me/', { status: 200, body: { id: 1, username: 'admin', is_superuser: false, role } });
+  mockApi('GET', '/api/v1/health/', { status: 200, body: page([]) });
+  mockApi('GET', '/api/v1/metrics/members/', { status: 200, body: { step_s: 60, start: '2026-11-22T07:58:00Z', end: '2026-11-22T08:00:00Z', series: [] } });
   return renderWithProviders(
     <Routes>
       <Route path="/pools/:id" element={<PoolDetailPage />} />
@@ -37,7 +40,7 @@ describe('PoolDetailPage', () => {
     expect(within(screen.getByRole('table', { name: 'Members of l4' })).getByRole('rowheader', { name: /rs1/ })).toHaveTextContent('forwarded by tunnel');
 
     const members = screen.getByRole('region', { name: 'Members' });
-    expect(within(members).getByRole('spinbutton', { name: 'Min connections' })).toBeInTheDocument();
+    expect(await within(members).findByRole('spinbutton', { name: 'Min connections' })).toBeInTheDocument();
     expect(within(members).queryByRole('spinbutton', { name: 'Max queue' })).not.toBeInTheDocument();
     const settings = screen.getByRole('region', { name: 'Settings' });
     expect(await within(settings).findByRole('combobox', { name: 'Algorithm' })).toHaveValue('shortest-expected-delay');
@@ -49,8 +52,18 @@ describe('PoolDetailPage', () => {
     renderPage();
     expect(await screen.findByText(/could not be read: every setting is offered/)).toBeInTheDocument();
     const members = screen.getByRole('region', { name: 'Members' });
-    expect(within(members).getByRole('spinbutton', { name: 'Min connections (layer 4)' })).toBeInTheDocument();
+    expect(await within(members).findByRole('spinbutton', { name: 'Min connections (layer 4)' })).toBeInTheDocument();
     expect(within(members).getByRole('spinbutton', { name: 'Max queue' })).toBeInTheDocument();
     expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('shows a viewer the settings as facts, with no way to change or delete them', async () => {
+    mockApi('GET', '/api/v1/virtual-services/', { status: 200, body: page([service(1, 'nat', 'nat')]) });
+    renderPage('viewer');
+    const settings = await screen.findByRole('region', { name: 'Settings' });
+    expect(within(settings).getByText('Algorithm').nextSibling).toHaveTextContent('Shortest expected delay');
+    expect(within(screen.getByRole('region', { name: 'Health check' })).getByText(/every enabled member is assumed up/)).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: /Delete pool|Save pool|Add health check/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole('combobox')).not.toBeInTheDocument();
   });
 });

@@ -1,9 +1,10 @@
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
-import { Alert, ConfirmButton, ErrorState, LoadingState, PageHeader, Panel } from '@/components';
+import { Alert, ConfirmButton, ErrorState, type Fact, Facts, LoadingState, PageHeader, Panel } from '@/components';
+import { usePermissions } from '@/features/auth';
 import { ApiError, errorMessage } from '@/lib/api';
 import { useCertificateChoices, useDeletePool, usePool, usePoolServices, useSavePool } from '../hooks/usePools';
-import { describePoolLayer, type Pool, type PoolFormValues, poolLayer, type PoolLayer, type PoolService, toPoolForm, toPoolRequest } from '../types';
+import { algorithmLabel, describePoolLayer, type Pool, type PoolFormValues, poolLayer, type PoolLayer, type PoolService, toPoolForm, toPoolRequest } from '../types';
 import { HealthCheckPanel } from './HealthCheckPanel';
 import { MembersPanel } from './MembersPanel';
 import { PoolForm } from './PoolForm';
@@ -36,6 +37,35 @@ function PoolSettings({ pool, layer }: { pool: Pool; layer: PoolLayer }) {
   );
 }
 
+/** What a non-admin sees instead of the forms: the settings that shape traffic, read-only. */
+function PoolFacts({ pool }: { pool: Pool }) {
+  const check = pool.health_check;
+  const poolFacts: Fact[] = [
+    ['Algorithm', algorithmLabel(pool.algorithm)],
+    ['Persistence', pool.persistence?.type ?? 'none'],
+    ['Description', pool.description || '—'],
+  ];
+  const checkFacts: Fact[] = check
+    ? [
+        ['Type', check.type ?? 'tcp'],
+        ...(check.path ? ([['Request', `${check.method ?? 'GET'} ${check.path}`]] as Fact[]) : []),
+        ...(check.expected_status ? ([['Expected status', check.expected_status]] as Fact[]) : []),
+        ['Interval', `${check.interval_ms ?? 2000} ms`],
+        ['Rise / fall', `${check.rise ?? 2} / ${check.fall ?? 3}`],
+      ]
+    : [['Type', 'none: every enabled member is assumed up']];
+  return (
+    <>
+      <Panel title="Health check">
+        <Facts items={checkFacts} />
+      </Panel>
+      <Panel title="Settings">
+        <Facts items={poolFacts} />
+      </Panel>
+    </>
+  );
+}
+
 /** Which layer the pool serves and the services that decide it. */
 function PoolLayerNote({ layer, services }: { layer: PoolLayer; services: readonly PoolService[] | undefined }) {
   return (
@@ -63,6 +93,7 @@ export function PoolDetailPage() {
   const services = usePoolServices(id);
   const remove = useDeletePool();
   const navigate = useNavigate();
+  const { canEdit } = usePermissions();
   const breadcrumb = <Link to="/pools">Pools</Link>;
 
   // The forms wait for the layer (a failed look-up leaves it unknown: every setting offered).
@@ -84,9 +115,11 @@ export function PoolDetailPage() {
         breadcrumb={breadcrumb}
         description="Changes are stored at once and take effect on the nodes when you apply them."
         actions={
-          <ConfirmButton subject={`pool ${data.name}`} label={`Delete pool ${data.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(data.id, { onSuccess: () => navigate('/pools') })}>
-            Delete pool
-          </ConfirmButton>
+          canEdit ? (
+            <ConfirmButton subject={`pool ${data.name}`} label={`Delete pool ${data.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(data.id, { onSuccess: () => navigate('/pools') })}>
+              Delete pool
+            </ConfirmButton>
+          ) : undefined
         }
       />
       <div className="stack">
@@ -102,8 +135,14 @@ export function PoolDetailPage() {
         ) : null}
         <PoolLayerNote layer={layer} services={services.data} />
         <MembersPanel pool={data} layer={layer} />
-        <HealthCheckPanel pool={data} layer={layer} />
-        <PoolSettings pool={data} layer={layer} />
+        {canEdit ? (
+          <>
+            <HealthCheckPanel pool={data} layer={layer} />
+            <PoolSettings pool={data} layer={layer} />
+          </>
+        ) : (
+          <PoolFacts pool={data} />
+        )}
       </div>
     </>
   );

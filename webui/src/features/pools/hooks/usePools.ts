@@ -56,7 +56,7 @@ export function useSaveMember(id?: number) {
   });
 }
 
-/** A runtime change is published as a revision: the pools and the history both change. */
+/** A runtime change is published as a revision: the pools, the history and the live health all change. */
 export function useChangeMemberAtRuntime() {
   const queryClient = useQueryClient();
   return useMutation({
@@ -65,6 +65,7 @@ export function useChangeMemberAtRuntime() {
       Promise.all([
         queryClient.invalidateQueries({ queryKey: queryKeys.pools }),
         queryClient.invalidateQueries({ queryKey: queryKeys.revisions }),
+        queryClient.invalidateQueries({ queryKey: queryKeys.telemetry }),
       ]),
   });
 }

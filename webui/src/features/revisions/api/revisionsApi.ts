@@ -1,5 +1,5 @@
 import { ApiError, api, isRecord, unwrap } from '@/lib/api';
-import type { PublishError, Revision } from '../types';
+import type { Pending, PublishError, Revision, RevisionDiff } from '../types';
 
 export type RevisionPage = { count: number; results: Revision[] };
 
@@ -11,9 +11,39 @@ export function getRevision(id: number): Promise<Revision> {
   return unwrap(api.GET('/api/v1/revisions/{id}/', { params: { path: { id } } }));
 }
 
-/** Freezes the current objects into a new revision and publishes it to every node. */
-export function applyRevision(message: string): Promise<Revision> {
-  return unwrap(api.POST('/api/v1/revisions/', { body: { message } }));
+/** The revision numbered `number` (links use ids; rollback_of names a number); null if there is none. */
+export async function findRevisionByNumber(number: number): Promise<Revision | null> {
+  const page = await unwrap(api.GET('/api/v1/revisions/', { params: { query: { number, limit: 1 } } }));
+  return page.results[0] ?? null;
+}
+
+/**
+ * Freezes the current objects into a new revision and publishes it to every node. With
+ * `confirmWithinS` it rolls back by itself unless confirmed within that many seconds.
+ */
+export function applyRevision({ message, confirmWithinS }: { message: string; confirmWithinS?: number }): Promise<Revision> {
+  const body = confirmWithinS === undefined ? { message } : { message, confirm_within_s: confirmWithinS };
+  return unwrap(api.POST('/api/v1/revisions/', { body }));
+}
+
+/** What an apply would change now, object by object, field by field. */
+export function getPending(): Promise<Pending> {
+  return unwrap(api.GET('/api/v1/revisions/pending/'));
+}
+
+/** What revision `id` changed since revision number `from` (default: the one before it). */
+export function getRevisionDiff(id: number, from?: number): Promise<RevisionDiff> {
+  return unwrap(api.GET('/api/v1/revisions/{id}/diff/', { params: { path: { id }, query: from === undefined ? {} : { from } } }));
+}
+
+/** Keeps a revision applied with confirm; 409 when it no longer awaits confirmation. */
+export function confirmRevision(id: number): Promise<Revision> {
+  return unwrap(api.POST('/api/v1/revisions/{id}/confirm/', { params: { path: { id } } }));
+}
+
+/** Publishes revision `id`'s objects again, as a new revision that records rollback_of. */
+export function rollbackToRevision(id: number, message = ''): Promise<Revision> {
+  return unwrap(api.POST('/api/v1/revisions/{id}/rollback/', { params: { path: { id } }, body: message ? { message } : {} }));
 }
 
 /** The compiler's or HAProxy's reasons when an apply was refused (400 `{detail, problems}`). */

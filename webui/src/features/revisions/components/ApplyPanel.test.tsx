@@ -73,4 +73,37 @@ describe('ApplyPanel', () => {
     expect(await screen.findByText('Revision 4 is stored, but no node runs it')).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'Add a node' })).toHaveAttribute('href', '/nodes');
   });
+
+  it('applies with confirm in a chosen window, refusing a window the API would refuse', async () => {
+    const awaiting = { ...revision('applied'), confirm_state: 'awaiting' as const, confirm_within_s: 45, confirm_by: at };
+    mockApi('POST', '/api/v1/revisions/', { status: 201, body: awaiting });
+    mockApi('GET', '/api/v1/revisions/9/', { status: 200, body: awaiting });
+    const { user } = renderWithProviders(<ApplyPanel />);
+    expect(screen.queryByRole('combobox', { name: 'Confirm within' })).not.toBeInTheDocument();
+    await user.click(screen.getByRole('checkbox', { name: 'Apply with confirm' }));
+    const within_ = screen.getByRole('combobox', { name: 'Confirm within' });
+    expect(within(within_).getAllByRole('option').map((o) => o.textContent)).toEqual(['1 minute', '5 minutes', '10 minutes', '30 minutes', 'Other (seconds)']);
+    await user.selectOptions(within_, 'Other (seconds)');
+    await user.type(screen.getByRole('textbox', { name: 'Seconds' }), '5');
+    await user.click(screen.getByRole('button', { name: 'Apply with confirm' }));
+    expect(await screen.findByText('A whole number of seconds from 10 to 3600.')).toBeInTheDocument();
+    expect(screen.getByRole('textbox', { name: 'Seconds' })).toHaveAccessibleDescription(/A whole number of seconds from 10 to 3600\./);
+    expect(apiCalls).toHaveLength(0);
+
+    await user.type(screen.getByRole('textbox', { name: 'Seconds' }), '4');
+    await user.click(screen.getByRole('button', { name: 'Apply with confirm' }));
+    expect(await screen.findByRole('region', { name: /Revision 4/ })).toBeInTheDocument();
+    expect(apiCalls[0]).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '', confirm_within_s: 54 } });
+  });
+
+  it('sends a preset window in seconds', async () => {
+    mockApi('POST', '/api/v1/revisions/', { status: 201, body: revision('applied') });
+    mockApi('GET', '/api/v1/revisions/9/', { status: 200, body: revision('applied') });
+    const { user } = renderWithProviders(<ApplyPanel />);
+    await user.click(screen.getByRole('checkbox', { name: 'Apply with confirm' }));
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Confirm within' }), '10 minutes');
+    await user.click(screen.getByRole('button', { name: 'Apply with confirm' }));
+    await screen.findByRole('region', { name: /Revision 4/ });
+    expect(apiCalls[0]?.body).toEqual({ message: '', confirm_within_s: 600 });
+  });
 });

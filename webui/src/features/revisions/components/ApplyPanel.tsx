@@ -1,28 +1,35 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import { useState } from 'react';
-import { useForm } from 'react-hook-form';
-import { Alert, Button, Panel, TextField } from '@/components';
+import { useForm, useWatch } from 'react-hook-form';
+import { Alert, Button, CheckboxField, Panel, SelectField, TextField } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { publishProblems } from '../api/revisionsApi';
 import { useApply } from '../hooks/useRevisions';
-import { type ApplyFormValues, applyFormSchema } from '../types';
+import { type ApplyFormValues, applyFormSchema, CONFIRM_MAX_S, CONFIRM_MIN_S, CONFIRM_WINDOWS, confirmWithin } from '../types';
 import { ApplyProblems } from './ApplyProblems';
 import { ApplyResult } from './ApplyResult';
 
-/** Apply: freeze the current objects into a revision, publish it, and follow the nodes. */
+const DEFAULTS: ApplyFormValues = { message: '', withConfirm: false, window: '300', seconds: '' };
+
+/**
+ * Apply: freeze the current objects into a revision, publish it, and follow the nodes. "With
+ * confirm" publishes a revision that rolls back by itself unless confirmed in time (shown
+ * by the confirm panel).
+ */
 export function ApplyPanel() {
   const apply = useApply();
   const [revisionId, setRevisionId] = useState<number>();
-  const { register, handleSubmit, reset, formState } = useForm<ApplyFormValues>({
+  const { register, handleSubmit, reset, control, formState } = useForm<ApplyFormValues>({
     resolver: zodResolver(applyFormSchema),
-    defaultValues: { message: '' },
+    defaultValues: DEFAULTS,
   });
-  const submit = handleSubmit(async ({ message }) => {
+  const [withConfirm, confirmWindow] = useWatch({ control, name: ['withConfirm', 'window'] });
+  const submit = handleSubmit(async (values) => {
     setRevisionId(undefined);
     try {
-      const revision = await apply.mutateAsync(message);
+      const revision = await apply.mutateAsync({ message: values.message, confirmWithinS: confirmWithin(values) });
       setRevisionId(revision.id);
-      reset({ message: '' });
+      reset(DEFAULTS);
     } catch {
       // shown below from apply.error
     }
@@ -33,14 +40,40 @@ export function ApplyPanel() {
       <p className="muted">
         Applying checks the whole configuration (the compiler, then HAProxy itself) and publishes it as a new revision to every node.
       </p>
-      <form onSubmit={submit} noValidate className="form form-apply">
+      <form onSubmit={submit} noValidate className="form" aria-label="Apply changes">
         <TextField label="Message" placeholder="What changed, for the history" error={formState.errors.message?.message} {...register('message')} />
-        <Button type="submit" variant="primary" busy={formState.isSubmitting}>
-          Apply
-        </Button>
+        <CheckboxField
+          label="Apply with confirm"
+          hint="Rolls back by itself unless you confirm in time: a safety net for changes that could cut you off."
+          {...register('withConfirm')}
+        />
+        {withConfirm ? (
+          <div className="form-row">
+            <SelectField label="Confirm within" options={CONFIRM_WINDOWS} className="field-narrow" {...register('window')} />
+            {confirmWindow === 'custom' ? (
+              <TextField
+                label="Seconds"
+                inputMode="numeric"
+                className="field-narrow"
+                hint={`${CONFIRM_MIN_S} to ${CONFIRM_MAX_S}`}
+                error={formState.errors.seconds?.message}
+                {...register('seconds')}
+              />
+            ) : null}
+          </div>
+        ) : null}
+        <div className="form-actions">
+          <Button type="submit" variant="primary" busy={formState.isSubmitting}>
+            {withConfirm ? 'Apply with confirm' : 'Apply'}
+          </Button>
+        </div>
       </form>
       {problems ? <ApplyProblems error={problems} /> : null}
-      {apply.isError && !problems ? <Alert tone="error" title="Not applied">{errorMessage(apply.error)}</Alert> : null}
+      {apply.isError && !problems ? (
+        <Alert tone="error" title="Not applied">
+          {errorMessage(apply.error)}
+        </Alert>
+      ) : null}
       {revisionId !== undefined ? <ApplyResult revisionId={revisionId} /> : null}
     </Panel>
   );

@@ -15,11 +15,23 @@ function sectionLink(path: string): string | undefined {
   return SECTIONS[path.split('/')[0] ?? ''];
 }
 
-/** Why an apply was refused: one line per object path, as the compiler or HAProxy said it. */
-export function ApplyProblems({ error }: { error: PublishError }) {
+type ApplyProblemsProps = {
+  error: PublishError;
+  /** What was refused, before the API's detail ("Not applied"). */
+  title?: string;
+  /** What it means and what to do. */
+  intro?: string;
+};
+
+/** Why an apply (or a rollback) was refused: one line per object path, as the compiler or HAProxy said it. */
+export function ApplyProblems({
+  error,
+  title = 'Not applied',
+  intro = 'Nothing was published; the nodes keep running the previous revision. Fix these and apply again:',
+}: ApplyProblemsProps) {
   return (
-    <Alert tone="error" title={`Not applied: ${error.detail}`}>
-      <p>Nothing was published; the nodes keep running the previous revision. Fix these and apply again:</p>
+    <Alert tone="error" title={`${title}: ${error.detail}`}>
+      <p>{intro}</p>
       <ul className="problems">
         {error.problems.map((problem, index) => {
           const to = sectionLink(problem.path);

@@ -1,22 +1,37 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import { queryKeys } from '@/lib/queryKeys';
-import { applyRevision, getRevision, listRevisions } from '../api/revisionsApi';
+import {
+  applyRevision,
+  confirmRevision,
+  findRevisionByNumber,
+  getPending,
+  getRevision,
+  getRevisionDiff,
+  listRevisions,
+  rollbackToRevision,
+} from '../api/revisionsApi';
 import { isSettling } from '../types';
 
 export const HISTORY_PAGE_SIZE = 10;
 const POLL_MS = 1500;
+const PENDING_POLL_MS = 10_000;
+const AWAITING_POLL_MS = 5_000;
 
 export function useRevisionHistory(page: number) {
   return useQuery({
     queryKey: [...queryKeys.revisions, 'page', page],
     queryFn: () => listRevisions(HISTORY_PAGE_SIZE, page * HISTORY_PAGE_SIZE),
     placeholderData: keepPreviousData,
-    // Keep node results fresh while any listed revision is still settling.
-    refetchInterval: (query) => (query.state.data?.results.some(isSettling) ? POLL_MS * 2 : false),
+    // Keep node results fresh while any listed revision is still settling or awaits confirmation.
+    refetchInterval: (query) => {
+      const results = query.state.data?.results ?? [];
+      return results.some((r) => isSettling(r) || r.confirm_state === 'awaiting') ? POLL_MS * 2 : false;
+    },
   });
 }
 
-/** One revision, polled until every node has applied it or failed. */
+/** One revision, polled until every node has applied it or failed, and while it awaits confirmation. */
 export function useRevisionProgress(id: number | undefined) {
   const queryClient = useQueryClient();
   return useQuery({
@@ -27,17 +42,89 @@ export function useRevisionProgress(id: number | undefined) {
       return revision;
     },
     enabled: id !== undefined,
-    refetchInterval: (query) => (query.state.data && !isSettling(query.state.data) ? false : POLL_MS),
+    refetchInterval: (query) => {
+      const revision = query.state.data;
+      if (!revision || isSettling(revision)) return POLL_MS;
+      return revision.confirm_state === 'awaiting' ? AWAITING_POLL_MS : false;
+    },
   });
+}
+
+/** The id of the revision numbered `number` (null: none); only asked when the caller does not know it. */
+export function useRevisionByNumber(number: number | null | undefined, enabled = true) {
+  return useQuery({
+    queryKey: [...queryKeys.revisions, 'number', number ?? 0],
+    queryFn: () => findRevisionByNumber(number!),
+    enabled: enabled && number !== null && number !== undefined,
+    staleTime: Infinity, // a number never moves to another revision
+  });
+}
+
+/**
+ * The newest revision: at most one revision awaits confirmation, and any later apply or
+ * rollback settles it, so only the newest can be awaiting. Polled while it awaits.
+ */
+export function useNewestRevision() {
+  return useQuery({
+    queryKey: [...queryKeys.revisions, 'newest'],
+    queryFn: async () => (await listRevisions(1, 0)).results[0] ?? null,
+    refetchInterval: (query) => (query.state.data?.confirm_state === 'awaiting' ? AWAITING_POLL_MS : false),
+  });
+}
+
+/**
+ * What an apply would change. Polled, and asked again whenever a change anywhere in the
+ * console has finished (any mutation may have edited an object).
+ */
+export function usePending() {
+  const queryClient = useQueryClient();
+  useEffect(
+    () =>
+      queryClient.getMutationCache().subscribe((event) => {
+        if (event.type === 'updated' && event.action.type === 'success') {
+          void queryClient.invalidateQueries({ queryKey: queryKeys.revisionsPending }, { cancelRefetch: false });
+        }
+      }),
+    [queryClient],
+  );
+  return useQuery({ queryKey: queryKeys.revisionsPending, queryFn: getPending, refetchInterval: PENDING_POLL_MS });
+}
+
+export function useRevisionDiff(id: number, from: number | undefined) {
+  return useQuery({
+    queryKey: [...queryKeys.revision(id), 'diff', from ?? 'previous'],
+    queryFn: () => getRevisionDiff(id, from),
+    staleTime: Infinity, // revisions never change
+  });
+}
+
+/** Refreshes everything about revisions (history, pending, the newest) after a publish. */
+function useRefreshRevisions() {
+  const queryClient = useQueryClient();
+  return () => queryClient.invalidateQueries({ queryKey: queryKeys.revisions });
 }
 
 export function useApply() {
   const queryClient = useQueryClient();
+  const refresh = useRefreshRevisions();
   return useMutation({
     mutationFn: applyRevision,
     onSuccess: (revision) => {
       queryClient.setQueryData(queryKeys.revision(revision.id), revision);
-      return queryClient.invalidateQueries({ queryKey: [...queryKeys.revisions, 'page'] });
+      return refresh();
     },
+  });
+}
+
+export function useConfirm() {
+  const refresh = useRefreshRevisions();
+  return useMutation({ mutationFn: confirmRevision, onSettled: refresh });
+}
+
+export function useRollback() {
+  const refresh = useRefreshRevisions();
+  return useMutation({
+    mutationFn: ({ id, message }: { id: number; message?: string }) => rollbackToRevision(id, message),
+    onSettled: refresh,
   });
 }

@@ -6,13 +6,72 @@ export type NodeResult = Schemas['NodeRevision'];
 export type NodeResultState = Schemas['NodeRevisionStateEnum'];
 export type PublishProblem = Schemas['PublishProblem'];
 export type PublishError = Schemas['PublishError'];
+export type Pending = Schemas['Pending'];
+export type ObjectChange = Schemas['ObjectChange'];
+export type FieldChange = Schemas['FieldChange'];
+export type FileChange = Schemas['FileChange'];
+export type RevisionDiff = Schemas['RevisionDiff'];
+export type ConfirmState = Schemas['ConfirmStateEnum'];
 
-export const applyFormSchema = z.object({
-  message: z.string().trim().max(500, 'At most 500 characters.'),
-});
+/** The API's limits for apply with confirm (revisions.models.CONFIRM_WITHIN_S_MIN/MAX). */
+export const CONFIRM_MIN_S = 10;
+export const CONFIRM_MAX_S = 3600;
+
+/** The confirmation windows offered; `custom` asks for seconds. */
+export const CONFIRM_WINDOWS = [
+  { value: '60', label: '1 minute' },
+  { value: '300', label: '5 minutes' },
+  { value: '600', label: '10 minutes' },
+  { value: '1800', label: '30 minutes' },
+  { value: 'custom', label: 'Other (seconds)' },
+] as const;
+
+export const applyFormSchema = z
+  .object({
+    message: z.string().trim().max(500, 'At most 500 characters.'),
+    withConfirm: z.boolean(),
+    window: z.enum(['60', '300', '600', '1800', 'custom']),
+    seconds: z.string().trim(),
+  })
+  .superRefine((values, ctx) => {
+    if (!values.withConfirm || values.window !== 'custom') return;
+    const seconds = Number(values.seconds);
+    if (!/^\d+$/.test(values.seconds) || seconds < CONFIRM_MIN_S || seconds > CONFIRM_MAX_S) {
+      ctx.addIssue({ code: 'custom', path: ['seconds'], message: `A whole number of seconds from ${CONFIRM_MIN_S} to ${CONFIRM_MAX_S}.` });
+    }
+  });
 export type ApplyFormValues = z.infer<typeof applyFormSchema>;
+
+/** The confirmation window the form asks for, in seconds; undefined: apply without confirm. */
+export function confirmWithin(values: ApplyFormValues): number | undefined {
+  if (!values.withConfirm) return undefined;
+  return Number(values.window === 'custom' ? values.seconds : values.window);
+}
 
 /** True while any node has not yet reported on the revision. */
 export function isSettling(revision: Pick<Revision, 'nodes'>): boolean {
   return revision.nodes.some((node) => node.state === 'pending');
+}
+
+// The first segment of an object path names its kind (revisions/diff.py SECTIONS).
+const KINDS: Record<string, string> = {
+  'virtual-services': 'Virtual service',
+  pools: 'Pool',
+  certificates: 'Certificate',
+  nodes: 'Node',
+  'ha-groups': 'HA group',
+  'ipvs-sync': 'IPVS sync',
+};
+
+/** `pools/web` → {kind: 'Pool', name: 'web'}; `ipvs-sync` → {kind: 'IPVS sync', name: ''}. */
+export function describeObject(path: string): { kind: string; name: string } {
+  const [section = '', ...rest] = path.split('/');
+  return { kind: KINDS[section] ?? section, name: rest.join('/') };
+}
+
+/** A field's value as the change list shows it: strings as they are, the rest as JSON, unset as "—". */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'string') return value === '' ? '""' : value;
+  return JSON.stringify(value);
 }

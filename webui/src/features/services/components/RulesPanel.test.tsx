@@ -1,5 +1,7 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
+import type { Role } from '@/features/auth';
+import { queryKeys } from '@/lib/queryKeys';
 import { apiCalls, mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
 import type { Rule, VirtualService } from '../types';
@@ -28,7 +30,12 @@ const rules: Rule[] = [
   },
 ];
 
-function renderPanel() {
+function mockUser(role: Role) {
+  mockApi('GET', '/api/v1/auth/me/', { status: 200, body: { id: 1, username: role, is_superuser: false, role } });
+}
+
+function renderPanel(role: Role = 'admin') {
+  mockUser(role);
   mockApi('GET', '/api/v1/rules/', { status: 200, body: page([...rules].reverse()) });
   return renderWithProviders(<RulesPanel service={service} pools={pools} />);
 }
@@ -37,6 +44,7 @@ describe('RulesPanel', () => {
   it('lists the rules in order with readable conditions and actions', async () => {
     renderPanel();
     const table = await screen.findByRole('table', { name: 'Rules of web' });
+    await within(table).findByRole('checkbox', { name: 'Rule old enabled' });
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows.map((row) => within(row).getByRole('rowheader').textContent)).toEqual(['api', 'old', 'tag']);
     expect(rows[0]).toHaveTextContent('path starts with /api AND method is POST');
@@ -75,7 +83,19 @@ describe('RulesPanel', () => {
     expect(screen.getByRole('textbox', { name: 'Location' })).toHaveValue('/new');
   });
 
+  it.each(['viewer', 'operator'] as const)('shows a %s the rules without controls to change them', async (role) => {
+    const { queryClient } = renderPanel(role);
+    const table = await screen.findByRole('table', { name: 'Rules of web' });
+    await waitFor(() => expect(queryClient.getQueryData(queryKeys.me)).toMatchObject({ role }));
+    expect(within(table).getAllByRole('rowheader').map((cell) => cell.textContent)).toEqual(['api', 'old', 'tag']);
+    expect(within(table).getAllByText('off')).toHaveLength(1);
+    expect(screen.queryByRole('checkbox')).not.toBeInTheDocument();
+    expect(screen.queryByRole('button')).not.toBeInTheDocument();
+    expect(screen.queryByRole('heading', { name: 'Add a rule' })).not.toBeInTheDocument();
+  });
+
   it('offers no editor on a TCP service', async () => {
+    mockUser('admin');
     mockApi('GET', '/api/v1/rules/', { status: 200, body: page([]) });
     renderWithProviders(<RulesPanel service={{ ...service, protocol: 'tcp' }} pools={pools} />);
     expect(await screen.findByText('Content-switching rules need an HTTP or HTTPS service.')).toBeInTheDocument();

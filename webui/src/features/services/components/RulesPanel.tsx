@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { Alert, Badge, Button, ConfirmButton, EmptyState, ErrorState, LoadingState, Panel } from '@/components';
+import { ActionsHeader, Alert, Badge, Button, ConfirmButton, EmptyState, ErrorState, LoadingState, Panel, TableWrap } from '@/components';
+import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { useDeleteRule, useMoveRule, useRules, useSaveRule, useSetRuleEnabled } from '../hooks/useRules';
 import {
@@ -17,7 +18,15 @@ import {
 } from '../types';
 import { RuleForm } from './RuleForm';
 
-type RowProps = { rule: Rule; index: number; count: number; serviceId: number; poolName: (id: number) => string; onEdit: () => void };
+type RowProps = {
+  rule: Rule;
+  index: number;
+  count: number;
+  serviceId: number;
+  poolName: (id: number) => string;
+  /** Absent for those who may not change rules: the row then only reads. */
+  onEdit?: () => void;
+};
 
 function RuleRow({ rule, index, count, serviceId, poolName, onEdit }: RowProps) {
   const move = useMoveRule(serviceId);
@@ -26,6 +35,7 @@ function RuleRow({ rule, index, count, serviceId, poolName, onEdit }: RowProps) 
   const enabled = rule.enabled ?? true;
   const error = move.error ?? toggle.error ?? remove.error;
   const busy = move.isPending || toggle.isPending;
+  const badge = enabled ? <Badge tone="success">on</Badge> : <Badge tone="neutral">off</Badge>;
   return (
     <tr className={enabled ? undefined : 'rule-disabled'}>
       <td className="mono">{index + 1}</td>
@@ -36,32 +46,38 @@ function RuleRow({ rule, index, count, serviceId, poolName, onEdit }: RowProps) 
         {isTerminalAction(rule.action) ? null : <div className="cell-note">then goes on</div>}
       </td>
       <td>
-        <label className="nowrap">
-          <input
-            type="checkbox"
-            checked={enabled}
-            disabled={busy}
-            onChange={(event) => toggle.mutate({ id: rule.id, enabled: event.target.checked })}
-            aria-label={`Rule ${rule.name} enabled`}
-          />{' '}
-          {enabled ? <Badge tone="success">on</Badge> : <Badge tone="neutral">off</Badge>}
-        </label>
+        {onEdit ? (
+          <label className="nowrap">
+            <input
+              type="checkbox"
+              checked={enabled}
+              disabled={busy}
+              onChange={(event) => toggle.mutate({ id: rule.id, enabled: event.target.checked })}
+              aria-label={`Rule ${rule.name} enabled`}
+            />{' '}
+            {badge}
+          </label>
+        ) : (
+          badge
+        )}
       </td>
-      <td className="cell-actions">
-        <Button variant="ghost" size="small" disabled={busy || index === 0} onClick={() => move.mutate({ id: rule.id, position: index - 1 })} aria-label={`Move rule ${rule.name} up`}>
-          ↑ Up
-        </Button>
-        <Button variant="ghost" size="small" disabled={busy || index === count - 1} onClick={() => move.mutate({ id: rule.id, position: index + 1 })} aria-label={`Move rule ${rule.name} down`}>
-          ↓ Down
-        </Button>
-        <Button variant="ghost" size="small" onClick={onEdit} aria-label={`Edit rule ${rule.name}`}>
-          Edit
-        </Button>
-        <ConfirmButton size="small" subject={`rule ${rule.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(rule.id)}>
-          Delete
-        </ConfirmButton>
-        {error ? <Alert tone="error">{errorMessage(error)}</Alert> : null}
-      </td>
+      {onEdit ? (
+        <td className="cell-actions">
+          <Button variant="ghost" size="small" disabled={busy || index === 0} onClick={() => move.mutate({ id: rule.id, position: index - 1 })} aria-label={`Move rule ${rule.name} up`}>
+            ↑ Up
+          </Button>
+          <Button variant="ghost" size="small" disabled={busy || index === count - 1} onClick={() => move.mutate({ id: rule.id, position: index + 1 })} aria-label={`Move rule ${rule.name} down`}>
+            ↓ Down
+          </Button>
+          <Button variant="ghost" size="small" onClick={onEdit} aria-label={`Edit rule ${rule.name}`}>
+            Edit
+          </Button>
+          <ConfirmButton size="small" subject={`rule ${rule.name}`} busy={remove.isPending} onConfirm={() => remove.mutate(rule.id)}>
+            Delete
+          </ConfirmButton>
+          {error ? <Alert tone="error">{errorMessage(error)}</Alert> : null}
+        </td>
+      ) : null}
     </tr>
   );
 }
@@ -88,10 +104,12 @@ function RuleEditor({ serviceId, rule, pools, onDone }: { serviceId: number; rul
   );
 }
 
-function RulesTable({ service, rules, pools, onEdit }: { service: VirtualService; rules: readonly Rule[]; pools: readonly PoolChoice[]; onEdit: (id: number) => void }) {
+type TableProps = { service: VirtualService; rules: readonly Rule[]; pools: readonly PoolChoice[]; onEdit?: (id: number) => void };
+
+function RulesTable({ service, rules, pools, onEdit }: TableProps) {
   const poolName = (id: number) => pools.find((pool) => pool.id === id)?.name ?? `#${id}`;
   return (
-    <div className="table-wrap">
+    <TableWrap label="Rules">
       <table className="table">
         <caption className="visually-hidden">Rules of {service.name}</caption>
         <thead>
@@ -101,16 +119,16 @@ function RulesTable({ service, rules, pools, onEdit }: { service: VirtualService
             <th scope="col">When</th>
             <th scope="col">Then</th>
             <th scope="col">Enabled</th>
-            <th scope="col"><span className="visually-hidden">Actions</span></th>
+            {onEdit ? <ActionsHeader /> : null}
           </tr>
         </thead>
         <tbody>
           {rules.map((rule, index) => (
-            <RuleRow key={rule.id} rule={rule} index={index} count={rules.length} serviceId={service.id} poolName={poolName} onEdit={() => onEdit(rule.id)} />
+            <RuleRow key={rule.id} rule={rule} index={index} count={rules.length} serviceId={service.id} poolName={poolName} onEdit={onEdit && (() => onEdit(rule.id))} />
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
@@ -120,6 +138,7 @@ export function RulesPanel({ service, pools }: { service: VirtualService; pools:
   const [editingId, setEditingId] = useState<number | null>(null);
   const editing = rules.data?.find((rule) => rule.id === editingId);
   const layer7 = isHttpProtocol(service.protocol);
+  const { canEdit } = usePermissions();
   return (
     <Panel title="Rules">
       <p className="muted">
@@ -133,8 +152,8 @@ export function RulesPanel({ service, pools }: { service: VirtualService; pools:
           <p>{layer7 ? 'Every request goes to the service’s pool.' : 'Content-switching rules need an HTTP or HTTPS service.'}</p>
         </EmptyState>
       ) : null}
-      {rules.data?.length ? <RulesTable service={service} rules={rules.data} pools={pools} onEdit={setEditingId} /> : null}
-      {layer7 ? <RuleEditor serviceId={service.id} rule={editing} pools={pools} onDone={() => setEditingId(null)} /> : null}
+      {rules.data?.length ? <RulesTable service={service} rules={rules.data} pools={pools} onEdit={canEdit ? setEditingId : undefined} /> : null}
+      {layer7 && canEdit ? <RuleEditor serviceId={service.id} rule={editing} pools={pools} onDone={() => setEditingId(null)} /> : null}
     </Panel>
   );
 }

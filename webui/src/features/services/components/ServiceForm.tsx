@@ -25,12 +25,14 @@ type ServiceFormProps = {
   certificates: readonly CertificateChoice[];
   submitLabel: string;
   onSubmit: (values: ServiceFormValues) => Promise<unknown>;
+  /** Where Cancel goes: the service's page when editing. */
+  cancelTo?: string;
 };
 
 // The usual port follows the protocol while it is still the other one's default.
 const USUAL_PORT: Partial<Record<ServiceFormValues['protocol'], number>> = { http: 80, https: 443 };
 
-export function ServiceForm({ defaultValues, pools, certificates, submitLabel, onSubmit }: ServiceFormProps) {
+export function ServiceForm({ defaultValues, pools, certificates, submitLabel, onSubmit, cancelTo = '/services' }: ServiceFormProps) {
   const form = useServerForm<ServiceFormValues>({
     schema: serviceFormSchema,
     defaultValues,
@@ -145,7 +147,7 @@ export function ServiceForm({ defaultValues, pools, certificates, submitLabel, o
         <Button type="submit" variant="primary" busy={formState.isSubmitting}>
           {submitLabel}
         </Button>
-        <ButtonLink to="/services" variant="ghost">
+        <ButtonLink to={cancelTo} variant="ghost">
           Cancel
         </ButtonLink>
       </FormActions>

@@ -39,13 +39,14 @@ describe('service warnings', () => {
   });
 
   it("shows the warnings on the service's page, whose form is set to NAT and has no rules", async () => {
+    mockApi('GET', '/api/v1/auth/me/', { status: 200, body: { id: 1, username: 'admin', is_superuser: false, role: 'admin' } });
     mockApi('GET', '/api/v1/virtual-services/5/', { status: 200, body: nat });
     mockChoices();
     renderWithProviders(
       <Routes>
-        <Route path="/services/:id" element={<EditServicePage />} />
+        <Route path="/services/:id/edit" element={<EditServicePage />} />
       </Routes>,
-      { path: '/services/5' },
+      { path: '/services/5/edit' },
     );
 
     const warnings = await screen.findByRole('status', { name: 'Warnings for nat' });

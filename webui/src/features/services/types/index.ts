@@ -1,3 +1,4 @@
 export * from './forwarding';
 export * from './rule';
 export * from './service';
+export * from './wizard';

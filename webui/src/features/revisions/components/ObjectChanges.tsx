@@ -1,0 +1,76 @@
+import { Badge, type BadgeTone, TableWrap } from '@/components';
+import { describeObject, type FieldChange, formatValue, type ObjectChange } from '../types';
+
+const TONE: Record<ObjectChange['change'], BadgeTone> = { added: 'success', removed: 'danger', changed: 'info' };
+// Lists longer than this start folded, so one big change does not hide the rest.
+const OPEN_UP_TO = 8;
+
+export function ChangeBadge({ change }: { change: ObjectChange['change'] }) {
+  return <Badge tone={TONE[change]}>{change}</Badge>;
+}
+
+function Value({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return <span className="muted">—</span>;
+  return <code className="change-value">{formatValue(value)}</code>;
+}
+
+function FieldTable({ label, fields }: { label: string; fields: readonly FieldChange[] }) {
+  return (
+    <TableWrap label="Changed objects">
+      <table className="table table-compact field-changes">
+        <caption className="visually-hidden">Fields of {label}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Field</th>
+            <th scope="col">Before</th>
+            <th scope="col">After</th>
+          </tr>
+        </thead>
+        <tbody>
+          {fields.map((field) => (
+            <tr key={field.field}>
+              <th scope="row" className="mono">
+                {field.field}
+              </th>
+              <td className="change-old">
+                <Value value={field.old} />
+              </td>
+              <td className="change-new">
+                <Value value={field.new} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+/**
+ * Objects added, removed or changed, each with its field changes (old → new). Secrets come
+ * as the API sends them ("(changed)", "(set)"), never their values.
+ */
+export function ObjectChanges({ objects }: { objects: readonly ObjectChange[] }) {
+  const open = objects.length <= OPEN_UP_TO;
+  return (
+    <ul className="object-changes" aria-label="Changed objects">
+      {objects.map((object) => {
+        const { kind, name } = describeObject(object.path);
+        const label = `${kind.toLowerCase()} ${name}`.trim();
+        return (
+          <li key={object.path} className="object-change" data-change={object.change}>
+            <details open={open}>
+              <summary>
+                <span className="object-kind">{kind}</span> <strong className="mono">{name || object.path}</strong> <ChangeBadge change={object.change} />{' '}
+                <span className="muted">
+                  {object.fields.length} field{object.fields.length === 1 ? '' : 's'}
+                </span>
+              </summary>
+              {object.fields.length ? <FieldTable label={label} fields={object.fields} /> : null}
+            </details>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}

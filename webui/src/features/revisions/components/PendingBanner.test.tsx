@@ -1,0 +1,100 @@
+import { useMutation } from '@tanstack/react-query';
+import { screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { Role } from '@/features/auth';
+import { apiCalls, mockApi, page } from '@/test/mockApi';
+import { renderWithProviders } from '@/test/render';
+import { sessionLoaded, signedInAs } from '@/test/session';
+import { revision } from '../test/fixtures';
+import type { ObjectChange } from '../types';
+import { PendingBanner } from './PendingBanner';
+
+const changes: ObjectChange[] = [
+  { path: 'pools/web', change: 'changed', fields: [{ field: 'members/s1/weight', old: 1, new: 4 }] },
+  { path: 'virtual-services/www', change: 'added', fields: [{ field: 'port', old: null, new: 80 }] },
+];
+
+function answerPending(objects: () => ObjectChange[]) {
+  mockApi('GET', '/api/v1/revisions/pending/', () => ({ status: 200, body: { pending: objects().length > 0, base_revision: 3, objects: objects() } }));
+}
+
+function setUp(role: Role, objects: () => ObjectChange[] = () => changes, path = '/pools') {
+  signedInAs(role);
+  answerPending(objects);
+  mockApi('GET', '/api/v1/revisions/', { status: 200, body: page([revision(3)]) });
+  return renderWithProviders(<PendingBanner />, { path });
+}
+
+const pendingReads = () => apiCalls.filter((c) => c.path === '/api/v1/revisions/pending/').length;
+
+describe('PendingBanner', () => {
+  it('counts the changes not applied, links to them, and applies them for an operator', async () => {
+    let left = changes;
+    mockApi('POST', '/api/v1/revisions/', () => {
+      left = [];
+      return { status: 201, body: revision(4, { nodes: [] }) };
+    });
+    const { user } = setUp('operator', () => left);
+    const banner = await screen.findByRole('region', { name: 'Changes not applied' });
+    expect(within(banner).getByRole('status')).toHaveTextContent('2 changes not applied');
+    expect(within(banner).getByRole('link', { name: 'Review changes' })).toHaveAttribute('href', '/revisions');
+
+    await user.click(within(banner).getByRole('button', { name: 'Apply' }));
+    expect(await screen.findByText('Revision 4 published.')).toBeInTheDocument();
+    expect(apiCalls.find((c) => c.method === 'POST')).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '' } });
+    expect(screen.queryByText(/changes? not applied/)).not.toBeInTheDocument();
+  });
+
+  it('shows a viewer the changes but no Apply', async () => {
+    const { queryClient } = setUp('viewer');
+    expect(await screen.findByText('2 changes not applied')).toBeInTheDocument();
+    await sessionLoaded(queryClient);
+    expect(screen.getByRole('link', { name: 'Review changes' })).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Apply' })).not.toBeInTheDocument();
+  });
+
+  it('is not there when nothing is pending, nor on Apply & history itself', async () => {
+    setUp('admin', () => []);
+    await waitFor(() => expect(pendingReads()).toBe(1));
+    expect(screen.queryByRole('region', { name: 'Changes not applied' })).not.toBeInTheDocument();
+  });
+
+  it('is not shown on the page that lists the changes', async () => {
+    setUp('admin', () => changes, '/revisions');
+    await waitFor(() => expect(pendingReads()).toBe(1));
+    expect(screen.queryByText('2 changes not applied')).not.toBeInTheDocument();
+  });
+
+  it('asks again after any change made elsewhere in the console', async () => {
+    let objects: ObjectChange[] = [];
+    signedInAs('admin');
+    answerPending(() => objects);
+    mockApi('GET', '/api/v1/revisions/', { status: 200, body: page([revision(3)]) });
+    function SomeForm() {
+      const save = useMutation({ mutationFn: async () => void (objects = changes.slice(0, 1)) });
+      return <button onClick={() => save.mutate()}>Save pool</button>;
+    }
+    const { user } = renderWithProviders(
+      <>
+        <PendingBanner />
+        <SomeForm />
+      </>,
+    );
+    await waitFor(() => expect(pendingReads()).toBe(1));
+    expect(screen.queryByText(/not applied/)).not.toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Save pool' }));
+    expect(await screen.findByText('1 change not applied')).toBeInTheDocument();
+    expect(pendingReads()).toBe(2);
+  });
+
+  it('says when a revision awaits confirmation', async () => {
+    signedInAs('operator');
+    answerPending(() => []);
+    const deadline = new Date(Date.now() + 125_000).toISOString();
+    mockApi('GET', '/api/v1/revisions/', { status: 200, body: page([revision(5, { confirm_state: 'awaiting', confirm_by: deadline, confirm_within_s: 130 })]) });
+    renderWithProviders(<PendingBanner />);
+    expect(await screen.findByText('Revision 5 awaits confirmation')).toBeInTheDocument();
+    expect(screen.getByText(/2:0[45] left, then it rolls back by itself/)).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Confirm or roll back' })).toHaveAttribute('href', '/revisions');
+  });
+});
