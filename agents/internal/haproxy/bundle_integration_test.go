@@ -25,20 +25,20 @@ import (
 // candidate's files, and a set HAProxy refuses is rolled back as a whole.
 func TestIncludeFiles(t *testing.T) {
 	n := newNode(t)
-	rev1 := map[string]string{bundle.MainFile: haproxytest.IncludeConfig("one.txt", n.port), "haproxy.d/one.txt": "one"}
+	rev1 := map[string]string{bundle.MainFile: haproxytest.IncludeConfig("one.txt", n.Port), "haproxy.d/one.txt": "one"}
 	n.applyFiles(t, 1, rev1, client.StateApplied)
-	haproxytest.WaitFor(t, n.url, "one", 5*time.Second)
+	haproxytest.WaitFor(t, n.URL, "one", 5*time.Second)
 
-	traffic := haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	traffic := haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
 	rev2 := map[string]string{
-		bundle.MainFile:     haproxytest.IncludeConfig("two.txt", n.port),
+		bundle.MainFile:     haproxytest.IncludeConfig("two.txt", n.Port),
 		"haproxy.d/two.txt": "two",
 		"haproxy.d/ping.sh": "#!/bin/sh\nexit 0\n",
 	}
 	n.applyFiles(t, 2, rev2, client.StateApplied)
-	haproxytest.WaitFor(t, n.url, "two", 5*time.Second)
+	haproxytest.WaitFor(t, n.URL, "two", 5*time.Second)
 	requireLive(t, n, rev2, 2)
-	requireModes(t, n.applier.Store.LiveDir(), map[string]os.FileMode{
+	requireModes(t, n.Applier.Store.LiveDir(), map[string]os.FileMode{
 		".": 0o700, "haproxy.d": 0o700, "haproxy.cfg": 0o600, "haproxy.d/two.txt": 0o600, "haproxy.d/ping.sh": 0o700,
 	})
 
@@ -59,7 +59,7 @@ func TestIncludeFiles(t *testing.T) {
 	}
 
 	unbindable := map[string]string{
-		bundle.MainFile:       haproxytest.IncludeConfig("three.txt", n.port, haproxytest.HoldPort(t)),
+		bundle.MainFile:       haproxytest.IncludeConfig("three.txt", n.Port, haproxytest.HoldPort(t)),
 		"haproxy.d/three.txt": "three",
 	}
 	r = n.applyFiles(t, 4, unbindable, client.StateFailed)
@@ -67,7 +67,7 @@ func TestIncludeFiles(t *testing.T) {
 		t.Errorf("message should report a clean rollback:\n%s", r.Message)
 	}
 	requireLive(t, n, rev2, 2)
-	haproxytest.WaitFor(t, n.url, "two", 5*time.Second)
+	haproxytest.WaitFor(t, n.URL, "two", 5*time.Second)
 }
 
 // TestRuntimeServerChanges changes server weights and admin states and
@@ -77,13 +77,13 @@ func TestRuntimeServerChanges(t *testing.T) {
 	n := newNode(t)
 	addrA, addrB := haproxytest.Backend(t, "A"), haproxytest.Backend(t, "B")
 	pool := func(weightA, weightB int, maintB bool) map[string]string {
-		return haproxytest.Pool(n.port,
+		return haproxytest.Pool(n.Port,
 			haproxytest.PoolServer{Name: "s1", Addr: addrA, Weight: weightA},
 			haproxytest.PoolServer{Name: "s2", Addr: addrB, Weight: weightB, Maint: maintB})
 	}
 	n.applyFiles(t, 1, pool(1, 1, false), client.StateApplied)
-	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
-	requireAnswers(t, n.url, "A", "B")
+	haproxytest.WaitFor(t, n.URL, "A", 5*time.Second)
+	requireAnswers(t, n.URL, "A", "B")
 	first := n.showProc(t)
 
 	r := n.applyFiles(t, 2, pool(0, 1, false), client.StateApplied)
@@ -92,7 +92,7 @@ func TestRuntimeServerChanges(t *testing.T) {
 	}
 	requireSameWorker(t, n, first)
 	requireServer(t, n, "s1", serverState{Weight: 0, Maint: false})
-	requireAnswers(t, n.url, "B")
+	requireAnswers(t, n.URL, "B")
 	requireLive(t, n, pool(0, 1, false), 2)
 
 	r = n.applyFiles(t, 3, pool(1, 1, true), client.StateApplied)
@@ -102,20 +102,20 @@ func TestRuntimeServerChanges(t *testing.T) {
 	requireSameWorker(t, n, first)
 	requireServer(t, n, "s1", serverState{Weight: 1, Maint: false})
 	requireServer(t, n, "s2", serverState{Weight: 1, Maint: true})
-	requireAnswers(t, n.url, "A")
+	requireAnswers(t, n.URL, "A")
 	requireLive(t, n, pool(1, 1, true), 3)
 
 	// A reload loads the swapped files, which carry the same settings; the
 	// server state is saved for server-state-file on the way.
-	if err := n.manager.Reload(context.Background()); err != nil {
+	if err := n.Manager.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if after := n.showProc(t); len(after.NewWorkers(first)) == 0 {
 		t.Fatalf("the reload forked no new worker: %+v", after)
 	}
 	requireServer(t, n, "s2", serverState{Weight: 1, Maint: true})
-	requireAnswers(t, n.url, "A")
-	saved, err := os.ReadFile(filepath.Join(n.manager.RunDir, haproxy.ServerStateFile))
+	requireAnswers(t, n.URL, "A")
+	saved, err := os.ReadFile(filepath.Join(n.Manager.RunDir, haproxy.ServerStateFile))
 	if err != nil || !strings.HasPrefix(string(saved), "1\n") || !strings.Contains(string(saved), " pool-web ") {
 		t.Errorf("server-state = %q (%v), want the show servers state of pool-web", saved, err)
 	}
@@ -131,8 +131,8 @@ func TestRuntimeFallback(t *testing.T) {
 	withGhost := func(weight int) map[string]string {
 		g := ghost
 		g.Weight = weight
-		files := haproxytest.Pool(n.port, s1)
-		files[bundle.ServersFile] = haproxytest.Pool(n.port, s1, g)[bundle.ServersFile]
+		files := haproxytest.Pool(n.Port, s1)
+		files[bundle.ServersFile] = haproxytest.Pool(n.Port, s1, g)[bundle.ServersFile]
 		return files
 	}
 	n.applyFiles(t, 1, withGhost(1), client.StateApplied)
@@ -145,7 +145,7 @@ func TestRuntimeFallback(t *testing.T) {
 		t.Errorf("reloads %d -> %d, want one reload", before.Reloads, after.Reloads)
 	}
 	requireLive(t, n, withGhost(2), 2)
-	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
+	haproxytest.WaitFor(t, n.URL, "A", 5*time.Second)
 }
 
 // requireLive checks the live files and revision.
@@ -214,7 +214,7 @@ type serverState struct {
 // whose srv_admin_state has bit 0x01 (forced maintenance) set for maint.
 func requireServer(t *testing.T, n *node, server string, want serverState) {
 	t.Helper()
-	out, err := n.manager.CLI().Worker(context.Background(), "show servers state pool-web")
+	out, err := n.Manager.CLI().Worker(context.Background(), "show servers state pool-web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,8 +268,8 @@ func TestUpgradeFromSingleFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := haproxy.New(bin, nil, store.LiveDir(), store.RunDir())
-	n := &node{manager: m, applier: &apply.Applier{Store: store, HAProxy: m}, url: url, port: port}
-	if err := n.applier.Resume(context.Background()); err != nil {
+	n := &node{&haproxytest.Node{Manager: m, Applier: &apply.Applier{Store: store, HAProxy: m}, URL: url, Port: port}}
+	if err := n.Applier.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	before := n.showProc(t)

@@ -3,7 +3,6 @@ package haproxy_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,43 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"fulcrum/agents/internal/apply"
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/haproxytest"
 )
 
-// node is one HAProxy instance managed through the agent's apply logic.
-type node struct {
-	manager *haproxy.Manager
-	applier *apply.Applier
-	url     string
-	port    int
-}
+// node adds the apply checks of these tests to haproxytest.Node.
+type node struct{ *haproxytest.Node }
 
-// newNode prepares a state dir and stops every HAProxy it starts when the
-// test ends, whatever the outcome.
 func newNode(t *testing.T, execPrefix ...string) *node {
 	t.Helper()
-	bin := haproxytest.Binary(t)
-	store := apply.Store{Dir: t.TempDir()}
-	if err := store.Init(); err != nil {
-		t.Fatal(err)
-	}
-	m := haproxy.New(bin, execPrefix, store.LiveDir(), store.RunDir())
-	t.Cleanup(func() {
-		if err := m.Stop(context.Background()); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	port := haproxytest.FreePort(t)
-	return &node{
-		manager: m,
-		applier: &apply.Applier{Store: store, HAProxy: m},
-		url:     fmt.Sprintf("http://127.0.0.1:%d/", port),
-		port:    port,
-	}
+	return &node{haproxytest.NewNode(t, execPrefix...)}
 }
 
 // apply applies a bundle holding only haproxy.cfg as revision rev and checks
@@ -62,7 +36,7 @@ func (n *node) applyFiles(t *testing.T, rev int64, files map[string]string, want
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r := n.applier.Apply(ctx, &client.Bundle{Revision: rev, Files: files})
+	r := n.Applier.Apply(ctx, &client.Bundle{Revision: rev, Files: files})
 	if r.State != want {
 		t.Fatalf("revision %d: state %s, want %s; message:\n%s", rev, r.State, want, r.Message)
 	}
@@ -72,11 +46,11 @@ func (n *node) applyFiles(t *testing.T, rev int64, files map[string]string, want
 // live returns the live files and revision.
 func (n *node) live(t *testing.T) (map[string]string, int64) {
 	t.Helper()
-	live, err := n.applier.Store.Live()
+	live, err := n.Applier.Store.Live()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev, err := n.applier.Store.Revision()
+	rev, err := n.Applier.Store.Revision()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +60,7 @@ func (n *node) live(t *testing.T) (map[string]string, int64) {
 // showProc returns the master's process table.
 func (n *node) showProc(t *testing.T) haproxy.ProcTable {
 	t.Helper()
-	table, err := n.manager.CLI().ShowProc(context.Background())
+	table, err := n.Manager.CLI().ShowProc(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +77,7 @@ func requireNoFailures(t *testing.T, answers map[string]int, failures []string) 
 
 func TestCheck(t *testing.T) {
 	n := newNode(t)
-	good := haproxytest.Config("127.0.0.1:1", n.port)
+	good := haproxytest.Config("127.0.0.1:1", n.Port)
 	tests := []struct {
 		name    string
 		cfg     string
@@ -114,7 +88,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := n.manager.Check(context.Background(), writeTemp(t, tt.cfg))
+			err := n.Manager.Check(context.Background(), writeTemp(t, tt.cfg))
 			var ce *haproxy.CheckError
 			switch {
 			case tt.wantErr == "" && err != nil:
@@ -130,13 +104,13 @@ func TestCheck(t *testing.T) {
 // fresh connections and requires that not a single request fails.
 func TestSeamlessReloads(t *testing.T) {
 	n := newNode(t, "env") // a harmless exec prefix, exercising the prefix path
-	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.port)
-	cfgB := haproxytest.Config(haproxytest.Backend(t, "B"), n.port)
+	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.Port)
+	cfgB := haproxytest.Config(haproxytest.Backend(t, "B"), n.Port)
 
 	n.apply(t, 1, cfgA, client.StateApplied)
-	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
+	haproxytest.WaitFor(t, n.URL, "A", 5*time.Second)
 
-	traffic := haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	traffic := haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
 	// The HA watcher polls MasterAlive every 100 ms and gives the VIPs
 	// away when it says false: it must hold across seamless reloads.
 	var polls, dead atomic.Int64
@@ -151,7 +125,7 @@ func TestSeamlessReloads(t *testing.T) {
 			case <-time.After(10 * time.Millisecond):
 			}
 			polls.Add(1)
-			if !n.manager.MasterAlive() {
+			if !n.Manager.MasterAlive() {
 				dead.Add(1)
 			}
 		}
@@ -164,7 +138,7 @@ func TestSeamlessReloads(t *testing.T) {
 			cfg, want = cfgA, "A"
 		}
 		n.apply(t, int64(i+2), cfg, client.StateApplied)
-		haproxytest.WaitFor(t, n.url, want, 5*time.Second)
+		haproxytest.WaitFor(t, n.URL, want, 5*time.Second)
 		time.Sleep(100 * time.Millisecond) // let traffic cross each reload
 	}
 	answers, failures := traffic.Stop()
@@ -181,10 +155,10 @@ func TestSeamlessReloads(t *testing.T) {
 	if _, rev := n.live(t); rev != reloads+1 {
 		t.Errorf("state revision = %d, want %d", rev, reloads+1)
 	}
-	if err := n.manager.Stop(context.Background()); err != nil {
+	if err := n.Manager.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n.manager.MasterAlive() {
+	if n.Manager.MasterAlive() {
 		t.Error("MasterAlive after Stop")
 	}
 }
@@ -194,17 +168,17 @@ func TestSeamlessReloads(t *testing.T) {
 // old configuration keeps serving.
 func TestFailedReloadRollsBack(t *testing.T) {
 	n := newNode(t)
-	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.port)
+	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.Port)
 	backendB := haproxytest.Backend(t, "B")
 	n.apply(t, 1, cfgA, client.StateApplied)
-	haproxytest.WaitFor(t, n.url, "A", 5*time.Second)
+	haproxytest.WaitFor(t, n.URL, "A", 5*time.Second)
 
 	// Passes the check (which does not bind), fails when HAProxy binds.
-	unbindable := haproxytest.Config(backendB, n.port, haproxytest.HoldPort(t))
-	if err := n.manager.Check(context.Background(), writeTemp(t, unbindable)); err != nil {
+	unbindable := haproxytest.Config(backendB, n.Port, haproxytest.HoldPort(t))
+	if err := n.Manager.Check(context.Background(), writeTemp(t, unbindable)); err != nil {
 		t.Fatalf("the runtime-failing config should pass haproxy -c: %v", err)
 	}
-	traffic := haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	traffic := haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
 	start := time.Now()
 	r := n.apply(t, 2, unbindable, client.StateFailed)
 	answers, failures := traffic.Stop()
@@ -221,7 +195,7 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	}
 	assertServing(t, n, cfgA, 1, "A")
 
-	traffic = haproxytest.StartTraffic(n.url, 4, 60*time.Second)
+	traffic = haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
 	before := n.showProc(t)
 	r = n.apply(t, 3, cfgA+"    bogus-keyword on\n", client.StateFailed)
 	if !strings.Contains(r.Message, "bogus-keyword") {
@@ -233,8 +207,8 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	assertServing(t, n, cfgA, 1, "A")
 
 	// A good revision still goes through after the failures.
-	n.apply(t, 4, haproxytest.Config(backendB, n.port), client.StateApplied)
-	haproxytest.WaitFor(t, n.url, "B", 5*time.Second)
+	n.apply(t, 4, haproxytest.Config(backendB, n.Port), client.StateApplied)
+	haproxytest.WaitFor(t, n.URL, "B", 5*time.Second)
 	answers, failures = traffic.Stop()
 	requireNoFailures(t, answers, failures)
 }
@@ -260,7 +234,7 @@ func assertServing(t *testing.T, n *node, wantLive string, wantRev int64, wantAn
 		t.Errorf("live config changed: revision %d, want %d; content equal: %v", rev, wantRev, live[bundle.MainFile] == wantLive)
 	}
 	for range 20 {
-		got, err := haproxytest.Get(n.url)
+		got, err := haproxytest.Get(n.URL)
 		if err != nil || got != wantAnswer {
 			t.Fatalf("after refusal got %q (err %v), want %q", got, err, wantAnswer)
 		}

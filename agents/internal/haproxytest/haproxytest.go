@@ -18,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fulcrum/agents/internal/apply"
+	"fulcrum/agents/internal/haproxy"
 )
 
 // Binary returns the path of haproxy, or fails the test when it is missing:
@@ -35,11 +38,50 @@ func Binary(t testing.TB) string {
 // request and returns its host:port.
 func Backend(t testing.TB, name string) string {
 	t.Helper()
+	return strings.TrimPrefix(BackendServer(t, name).URL, "http://")
+}
+
+// BackendServer is Backend's server, for a test that stops it (Close) to
+// make the backend fail.
+func BackendServer(t testing.TB, name string) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, name)
 	}))
 	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return srv
+}
+
+// Node is one real HAProxy run through the agent's apply logic, listening
+// (once a configuration is applied) on Port.
+type Node struct {
+	Manager *haproxy.Manager
+	Applier *apply.Applier
+	URL     string
+	Port    int
+}
+
+// NewNode prepares a state dir and stops every HAProxy it starts when the
+// test ends, whatever the outcome.
+func NewNode(t testing.TB, execPrefix ...string) *Node {
+	t.Helper()
+	store := apply.Store{Dir: t.TempDir()}
+	if err := store.Init(); err != nil {
+		t.Fatal(err)
+	}
+	m := haproxy.New(Binary(t), execPrefix, store.LiveDir(), store.RunDir())
+	t.Cleanup(func() {
+		if err := m.Stop(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	port := FreePort(t)
+	return &Node{
+		Manager: m,
+		Applier: &apply.Applier{Store: store, HAProxy: m},
+		URL:     fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Port:    port,
+	}
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.

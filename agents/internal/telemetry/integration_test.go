@@ -3,17 +3,12 @@ package telemetry_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"fulcrum/agents/internal/apply"
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
-	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/haproxytest"
 	"fulcrum/agents/internal/telemetry"
 )
@@ -46,34 +41,13 @@ backend pool-web
 `, comment, port, s1, s2)
 }
 
-func backend(t *testing.T, name string) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, name)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // TestHAProxyTelemetry runs the real HAProxy: the collected counts match
 // the requests sent, across a reload too, and a stopped backend shows down
 // with HAProxy's check word and the check's duration.
 func TestHAProxyTelemetry(t *testing.T) {
-	bin := haproxytest.Binary(t)
-	store := apply.Store{Dir: t.TempDir()}
-	if err := store.Init(); err != nil {
-		t.Fatal(err)
-	}
-	m := haproxy.New(bin, nil, store.LiveDir(), store.RunDir())
-	t.Cleanup(func() {
-		if err := m.Stop(context.Background()); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	applier := &apply.Applier{Store: store, HAProxy: m}
-	port := haproxytest.FreePort(t)
-	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	a, b := backend(t, "A"), backend(t, "B")
+	node := haproxytest.NewNode(t)
+	m, applier, port, url := node.Manager, node.Applier, node.Port, node.URL
+	a, b := haproxytest.BackendServer(t, "A"), haproxytest.BackendServer(t, "B")
 	s1, s2 := strings.TrimPrefix(a.URL, "http://"), strings.TrimPrefix(b.URL, "http://")
 	applyConfig := func(rev int64, comment string) {
 		t.Helper()
