@@ -18,6 +18,10 @@ _INERT_WORD = re.compile(r"\A[A-Za-z0-9_.:/%?&=+,;~!*()@\[\]-]+\Z")
 _KEEPALIVED_WORD = re.compile(r"\A[A-Za-z0-9_.:/@-]+\Z")
 # Inside double quotes keepalived still treats these specially; verify refuses them.
 _KEEPALIVED_UNSAFE = re.compile(r"[\x00-\x1f\x7f!#$\"'\\{}]")
+# nftables words: addresses, prefixes, ports and ranges, protocol and set names.
+_NFT_WORD = re.compile(r"\A[A-Za-z0-9_.:/-]+\Z")
+# nftables comments: a quoted string that cannot end early; nft refuses more than 128 bytes.
+_NFT_COMMENT = re.compile(r"\A[A-Za-z0-9 _.:/@-]{1,128}\Z")
 
 
 def haproxy_word(value):
@@ -51,6 +55,22 @@ def keepalived_quote(value):
     return f'"{text}"'
 
 
+def nft_word(value):
+    """Jinja filter: an unquoted nftables word, refused if it could change the parse."""
+    text = str(value)
+    if not _NFT_WORD.match(text):
+        raise ValueError(f"refusing to render {text!r} into an nftables script")
+    return text
+
+
+def nft_comment(value):
+    """Jinja filter: a double-quoted nftables comment, refused unless it is plain text."""
+    text = str(value)
+    if not _NFT_COMMENT.match(text):
+        raise ValueError(f"refusing to render {text!r} as an nftables comment")
+    return f'"{text}"'
+
+
 @cache
 def environment():
     """The shared environment: templates under compiler/templates/, strict about undefined names."""
@@ -70,5 +90,7 @@ def environment():
         conf_file=conf_file,
         kword=keepalived_word,
         kquote=keepalived_quote,
+        nword=nft_word,
+        ncomment=nft_comment,
     )
     return env

@@ -4,22 +4,38 @@ Not part of the compiler because it runs a program; no Django imports, so the go
 tests use it too.
 """
 
+import functools
+import logging
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 HAPROXY = os.environ.get("FULCRUM_HAPROXY", "haproxy")
 KEEPALIVED = os.environ.get("FULCRUM_KEEPALIVED", "keepalived")
+NFT = os.environ.get("FULCRUM_NFT", "nft")
+# The appliance's firewall baseline (appliance/firewall/baseline.nft): installed by the
+# fulcrum-appliance package, or the repository's copy on a development machine.
+FIREWALL_BASELINES = (
+    os.environ.get("FULCRUM_FIREWALL_BASELINE", ""),
+    "/usr/lib/fulcrum/firewall/baseline.nft",
+    str(Path(__file__).resolve().parents[2] / "appliance" / "firewall" / "baseline.nft"),
+)
 CHECK_TIMEOUT_S = 30
+# nft needs CAP_NET_ADMIN even to check a script; a user namespace with its own network
+# namespace gives an unprivileged API exactly that, over an empty ruleset of its own.
+_OWN_NETNS = ("unshare", "--user", "--map-root-user", "--net", "--")
 
 
 @dataclass(frozen=True)
 class CheckResult:
     ok: bool
     output: str
+    # False when the check could not run here (its output says why); ok is then True.
+    checked: bool = True
 
 
 def _lay_out(files, scratch):
@@ -53,8 +69,8 @@ def check_keepalived(files) -> CheckResult:
     keepalived exits non-zero on warnings too (an unknown scheduler it replaces, a keyword
     it ignores), which is what we want: the file must mean exactly what it says. The one
     exception is an interface or a track file missing here: the API host is not the node,
-    whose agent runs the same test with its own before anything goes live. The nftables
-    file needs CAP_NET_ADMIN to check, so the node agent checks it.
+    whose agent runs the same test with its own before anything goes live. Its nftables
+    script is check_nftables' business.
     """
     if "keepalived.conf" not in files:
         return CheckResult(True, "")
@@ -81,3 +97,73 @@ def check_haproxy(files) -> CheckResult:
         _lay_out(files, scratch)
         env = {**os.environ, "FULCRUM_RUN_DIR": scratch, "FULCRUM_CONF_DIR": scratch}
         return _run([HAPROXY, "-c", "-q", "-f", os.path.join(scratch, "haproxy.cfg")], scratch, env)
+
+
+def _firewall_baseline():
+    return next((p for p in FIREWALL_BASELINES if p and os.path.isfile(p)), None)
+
+
+@functools.cache
+def _own_netns_problem():
+    """Why nft cannot run in a namespace of its own here ("" when it can); logged once."""
+    problem = _find_own_netns_problem()
+    if problem:
+        logging.getLogger(__name__).warning("nftables scripts are not checked before publishing: %s", problem)
+    return problem
+
+
+def _find_own_netns_problem():
+    if shutil.which(NFT) is None:
+        return f"{NFT} is not installed on the API host"
+    if shutil.which(_OWN_NETNS[0]) is None:
+        return "unshare (util-linux) is not installed on the API host"
+    try:
+        proc = subprocess.run([*_OWN_NETNS, "true"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"cannot create a user and network namespace: {err}"
+    return "" if proc.returncode == 0 else f"cannot create a user and network namespace: {proc.stderr.strip()}"
+
+
+def check_nftables(files) -> CheckResult:
+    """Run ``nft --check`` on a bundle's nftables scripts, in an empty network namespace.
+
+    ``firewall.nft`` fills the sets of the appliance's firewall baseline, so the baseline
+    is loaded first (in the same check transaction); ``keepalived.d/fulcrum.nft`` makes
+    its own table. Where nft or an unprivileged user namespace is not available (a
+    container) the check does not run and says so: the node agent checks the scripts
+    again, against the node's own ruleset, before loading them.
+    """
+    scripts = [name for name in ("firewall.nft", "keepalived.d/fulcrum.nft") if name in files]
+    if not scripts:
+        return CheckResult(True, "")
+    problem = _own_netns_problem()
+    baseline = _firewall_baseline() if "firewall.nft" in scripts else ""
+    if baseline is None:
+        problem = "the firewall baseline is not installed (FULCRUM_FIREWALL_BASELINE)"
+    if problem:
+        return CheckResult(True, f"nftables scripts not checked: {problem}", checked=False)
+    with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
+        _lay_out(files, scratch)
+        paths = [_without_includes(baseline, scratch)] if baseline else []
+        paths += [os.path.join(scratch, name) for name in scripts]
+        main = os.path.join(scratch, "check.nft")
+        with open(main, "w") as f:
+            f.writelines(f"include {_nft_string(p)}\n" for p in paths)
+        return _run([*_OWN_NETNS, NFT, "--check", "--file", main], scratch)
+
+
+def _without_includes(baseline, scratch):
+    """A copy of the baseline without its includes: the node's local additions (readable by
+    root only, perhaps) change neither the table nor the sets firewall.nft fills."""
+    with open(baseline) as f:
+        lines = [line for line in f if not line.lstrip().startswith("include ")]
+    path = os.path.join(scratch, "baseline.nft")
+    with open(path, "w") as f:
+        f.writelines(lines)
+    return path
+
+
+def _nft_string(path):
+    if '"' in path or "\n" in path:
+        raise ValueError(f"cannot name {path!r} in an nftables include")
+    return f'"{path}"'

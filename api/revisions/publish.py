@@ -15,9 +15,9 @@ from django.utils import timezone
 from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
 from cluster.models import Node
-from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict
+from compiler import VerifyError, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict
 from compiler.render import CertificateFiles
-from revisions.checks import check_haproxy, check_keepalived
+from revisions.checks import check_haproxy, check_keepalived, check_nftables
 from revisions.choices import ConfirmState
 from revisions.diff import object_changes
 from revisions.models import NodeRevision, Revision
@@ -60,9 +60,10 @@ def compile_for_node(snapshot, node_name):
     try:
         snap = snapshot_from_dict(snapshot)
         files = render_haproxy(snap, node_name, _pems(snapshot)) | render_keepalived(snap, node_name)
+        files |= render_firewall(snap, node_name)
     except VerifyError as err:
         raise PublishError(err.problems) from err
-    for daemon, check in (("haproxy", check_haproxy), ("keepalived", check_keepalived)):
+    for daemon, check in (("haproxy", check_haproxy), ("keepalived", check_keepalived), ("nftables", check_nftables)):
         result = check(files)
         if not result.ok:
             path = f"nodes/{node_name}/{daemon}"

@@ -73,16 +73,18 @@ class Stack:
     """API + agent + HAProxy for one lab.
 
     Without ``database`` and ``workdir`` the stack makes its own and removes them on stop;
-    given ones (the demo's) are kept for the next run.
+    given ones (the demo's) are kept for the next run. ``agent_args`` go at the end of the
+    agent's command line (e.g. ``["--firewall"]``; a flag given twice takes the last value).
     """
 
-    def __init__(self, lab=None, database=None, port=None, node="lb1", workdir=None, prefix=None):
+    def __init__(self, lab=None, database=None, port=None, node="lb1", workdir=None, prefix=None, agent_args=()):
         self.lab = lab
         self.prefix = prefix or lab.prefix
         self.database = database or f"fulcrum_{self.prefix}"
         self._own_database = database is None
         self.port = port or free_port()
         self.node = node
+        self.agent_args = list(agent_args)
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"fulcrum-stack-{self.prefix}-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -250,6 +252,7 @@ class Stack:
             # Traffic and member health for the console (tests/netns/test_telemetry.py).
             "--telemetry-interval",
             "10s",
+            *self.agent_args,
         ]
         self._spawn("agent", argv)
 

@@ -8,7 +8,9 @@
 // (HAProxy down: give up the VIPs at once) and follows the node's VRRP
 // states, and tells the API the node's networks, those loads and states,
 // every VRRP state change, and every 10 s the traffic of each service and
-// member and each member's health.
+// member and each member's health. With --firewall it also keeps the
+// appliance firewall's service sets equal to the revision's enabled
+// services.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
 	"fulcrum/agents/internal/feedback"
+	"fulcrum/agents/internal/firewall"
 	"fulcrum/agents/internal/ha"
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/ipvs"
@@ -64,6 +67,7 @@ type options struct {
 	keepalivedBin string
 	keepalivedLog string
 	nftBin        string
+	firewall      bool
 	netns         string
 	execPrefix    string
 	logLevel      string
@@ -99,7 +103,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer n.close()
 	logger.Info("fulcrum-agent starting", "version", version, "api", opts.api, "state_dir", opts.stateDir,
-		"keepalived", opts.keepalivedBin != "", "once", opts.once)
+		"keepalived", opts.keepalivedBin != "", "firewall", opts.firewall, "once", opts.once)
 	if opts.once {
 		return n.once(ctx)
 	}
@@ -118,7 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.haproxyBin, "haproxy", "haproxy", "haproxy executable")
 	fs.StringVar(&o.keepalivedBin, "keepalived", "keepalived", "keepalived executable; empty: keepalived files are stored, keepalived is not managed")
 	fs.StringVar(&o.keepalivedLog, "keepalived-log", "", "file keepalived logs to; empty: syslog")
-	fs.StringVar(&o.nftBin, "nft", "nft", "nft executable, for keepalived.d/fulcrum.nft")
+	fs.StringVar(&o.nftBin, "nft", "nft", "nft executable, for keepalived.d/fulcrum.nft and, with --firewall, firewall.nft")
+	fs.BoolVar(&o.firewall, "firewall", false,
+		"load each revision's firewall.nft into the sets of the appliance's firewall baseline (table inet fulcrum_firewall, which must be loaded); off: the file is stored only")
 	fs.StringVar(&o.netns, "netns", "", "network namespace of IPVS and of the real servers' load agents (NAME for /run/netns/NAME, or a path); empty: the agent's own")
 	fs.StringVar(&o.execPrefix, "exec-prefix", "", `words prepended to the haproxy start command and to every keepalived, nft and ip command, e.g. "ip netns exec fl-lb"`)
 	fs.DurationVar(&o.wait, "wait", 30*time.Second, "long-poll wait asked of the API (the API caps it at 55s)")
@@ -215,6 +221,11 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 			Events: n.haEvents, Logger: logger,
 		}
 		ka.BeforeLoad = n.ha.Prepare
+	}
+	if o.firewall {
+		fw := firewall.New(o.nftBin, prefix, store.LiveDir())
+		fw.Logger = logger
+		applier.Firewall = fw
 	}
 	n.agent = &apply.Agent{
 		Source:   api,

@@ -357,11 +357,11 @@ func TestParseFlags(t *testing.T) {
 				"--api", "http://api", "--token-file", "t", "--state-dir", "/s", "--haproxy", "/usr/sbin/haproxy",
 				"--exec-prefix", "ip netns exec fl-lb", "--wait", "55s", "--once", "--log-level", "debug",
 				"--keepalived", "/usr/sbin/keepalived", "--keepalived-log", "/var/log/k.log", "--nft", "/usr/sbin/nft",
-				"--netns", "fl-lb", "--confirm-grace", "2s", "--telemetry-interval", "0",
+				"--netns", "fl-lb", "--confirm-grace", "2s", "--telemetry-interval", "0", "--firewall",
 			},
 			want: options{
 				api: "http://api", tokenFile: "t", stateDir: "/s", haproxyBin: "/usr/sbin/haproxy",
-				keepalivedBin: "/usr/sbin/keepalived", keepalivedLog: "/var/log/k.log", nftBin: "/usr/sbin/nft", netns: "fl-lb",
+				keepalivedBin: "/usr/sbin/keepalived", keepalivedLog: "/var/log/k.log", nftBin: "/usr/sbin/nft", firewall: true, netns: "fl-lb",
 				execPrefix: "ip netns exec fl-lb", logLevel: "debug", wait: 55 * time.Second, once: true,
 				confirmGrace: 2 * time.Second,
 			},

@@ -1,11 +1,11 @@
 // Package apply turns a desired revision into live configuration: stage
 // the bundle's files as a new set, validate it with the daemons whose part
-// of the bundle changed (HAProxy, keepalived), swap it in atomically,
-// reload those daemons, and roll back to the last good set when one of
-// them refuses it. Revisions that only change HAProxy server weights or
-// admin states are applied through HAProxy's runtime API instead, without
-// a reload. Agent wraps it in the long-poll loop that fetches revisions and
-// reports outcomes.
+// of the bundle changed (HAProxy, keepalived, the node firewall's nft),
+// swap it in atomically, reload those daemons, and roll back to the last
+// good set when one of them refuses it. Revisions that only change
+// HAProxy server weights or admin states are applied through HAProxy's
+// runtime API instead, without a reload. Agent wraps it in the long-poll
+// loop that fetches revisions and reports outcomes.
 package apply
 
 import (
@@ -59,6 +59,9 @@ type Applier struct {
 	// Keepalived loads bundle.KeepalivedPart; nil means keepalived is not
 	// managed here: its files are stored with the set and nothing more.
 	Keepalived Daemon
+	// Firewall loads bundle.FirewallPart into the node's firewall; nil
+	// means the firewall is not managed here: the file is stored only.
+	Firewall Daemon
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -70,11 +73,16 @@ type unit struct {
 }
 
 // units lists the managed daemons in the order they are started and
-// reloaded.
+// reloaded. The firewall comes last: a new service's port opens once its
+// listener is there (a client's SYN dropped before is sent again; one
+// refused is not), and a removed one closes after the listener went.
 func (a *Applier) units() []unit {
 	us := []unit{{bundle.HAProxyPart, a.HAProxy}}
 	if a.Keepalived != nil {
 		us = append(us, unit{bundle.KeepalivedPart, a.Keepalived})
+	}
+	if a.Firewall != nil {
+		us = append(us, unit{bundle.FirewallPart, a.Firewall})
 	}
 	return us
 }

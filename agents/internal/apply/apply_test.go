@@ -161,7 +161,7 @@ func TestApply(t *testing.T) {
 			daemon:  fakeDaemon{running: true},
 			bundle:  newBundle(2, with(cfgB, "haproxy.d/certs/web.pem", "x")),
 			want:    outcome{State: client.StateFailed, Revision: 1, Live: cfgA, Sets: 1},
-			wantMsg: "want haproxy.cfg, keepalived.conf, haproxy.d/<leaf> or keepalived.d/<leaf>",
+			wantMsg: "want haproxy.cfg, keepalived.conf, firewall.nft, haproxy.d/<leaf> or keepalived.d/<leaf>",
 		},
 		{
 			name:    "unknown file refused",

@@ -337,6 +337,9 @@ func ReadFiles(dir string) (map[string]string, error) {
 // it.
 func writeFiles(dir string, files map[string]string) error {
 	for _, p := range bundle.Parts {
+		if p.Dir == "" {
+			continue
+		}
 		if err := os.Mkdir(filepath.Join(dir, p.Dir), bundle.DirMode); err != nil {
 			return err
 		}
@@ -347,6 +350,9 @@ func writeFiles(dir string, files map[string]string) error {
 		}
 	}
 	for _, p := range bundle.Parts {
+		if p.Dir == "" {
+			continue
+		}
 		if err := syncDir(filepath.Join(dir, p.Dir)); err != nil {
 			return err
 		}

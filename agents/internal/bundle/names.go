@@ -4,7 +4,8 @@
 // and administrative state, which lets the agent apply such changes without
 // a reload), keepalived.d/ipvs.json (the IPVS virtual servers keepalived
 // manages and the kernel scheduler each should use) and
-// keepalived.d/ha.json (the node's VRRP high availability).
+// keepalived.d/ha.json (the node's VRRP high availability) and
+// firewall.nft (the node's firewall sets).
 package bundle
 
 import (
@@ -45,6 +46,22 @@ const (
 	NftTable = "inet fulcrum"
 )
 
+// The firewall unit. Every bundle the API compiles has FirewallFile; the
+// agent loads it only when it manages the node's firewall (--firewall).
+const (
+	// FirewallFile is an nftables script that replaces the elements of the
+	// sets FirewallSets of FirewallTable (the appliance's firewall baseline
+	// makes the table; the script does not).
+	FirewallFile = "firewall.nft"
+	// FirewallTable is the baseline's table, as nft names it.
+	FirewallTable = "inet fulcrum_firewall"
+)
+
+// FirewallSets are the sets of FirewallTable that FirewallFile fills:
+// the virtual services (destination . protocol . port) and the traffic
+// between the balancers (source . destination . protocol . port).
+var FirewallSets = []string{"services4", "services6", "cluster4", "cluster6"}
+
 // Part is the share of a bundle one daemon reads: its main file and the
 // directory of the files that belong with it. The agent checks, reloads
 // and stops each daemon on its own part only.
@@ -54,7 +71,8 @@ type Part struct {
 	// MainFile is the file the daemon loads; a bundle without it does not
 	// configure the daemon.
 	MainFile string
-	// Dir holds the part's other files, one level deep.
+	// Dir holds the part's other files, one level deep; empty when the
+	// part is its main file alone.
 	Dir string
 }
 
@@ -64,14 +82,19 @@ var (
 	HAProxyPart = Part{Daemon: "haproxy", MainFile: MainFile, Dir: IncludeDir}
 	// KeepalivedPart is keepalived.conf and keepalived.d/.
 	KeepalivedPart = Part{Daemon: "keepalived", MainFile: KeepalivedFile, Dir: KeepalivedDir}
+	// FirewallPart is firewall.nft, alone.
+	FirewallPart = Part{Daemon: "firewall", MainFile: FirewallFile}
 	// Parts lists every part.
-	Parts = []Part{HAProxyPart, KeepalivedPart}
+	Parts = []Part{HAProxyPart, KeepalivedPart, FirewallPart}
 )
 
 // Owns reports whether the bundle file name belongs to the part.
 func (p Part) Owns(name string) bool {
 	if name == p.MainFile {
 		return true
+	}
+	if p.Dir == "" {
+		return false
 	}
 	leaf, ok := strings.CutPrefix(name, p.Dir+"/")
 	return ok && includeLeaf.MatchString(leaf)
@@ -102,9 +125,9 @@ func (p Part) Of(files map[string]string) map[string]string {
 var includeLeaf = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // CheckNames accepts the file names of a bundle: MainFile, which is
-// required, KeepalivedFile, and any number of IncludeDir/<leaf> and
-// KeepalivedDir/<leaf>. Anything else (other directories, "..", absolute
-// paths, deeper nesting) is refused.
+// required, KeepalivedFile, FirewallFile, and any number of
+// IncludeDir/<leaf> and KeepalivedDir/<leaf>. Anything else (other
+// directories, "..", absolute paths, deeper nesting) is refused.
 func CheckNames(files map[string]string) error {
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -113,8 +136,8 @@ func CheckNames(files map[string]string) error {
 	slices.Sort(names) // the same bundle always gets the same message
 	for _, name := range names {
 		if !validName(name) {
-			return fmt.Errorf("refused file name %q: want %s, %s, %s/<leaf> or %s/<leaf> with <leaf> matching %s",
-				name, MainFile, KeepalivedFile, IncludeDir, KeepalivedDir, includeLeaf)
+			return fmt.Errorf("refused file name %q: want %s, %s, %s, %s/<leaf> or %s/<leaf> with <leaf> matching %s",
+				name, MainFile, KeepalivedFile, FirewallFile, IncludeDir, KeepalivedDir, includeLeaf)
 		}
 	}
 	if _, ok := files[MainFile]; !ok {

@@ -36,6 +36,10 @@ func TestCheckNames(t *testing.T) {
 		{name: "keepalived.d nesting", files: []string{"haproxy.cfg", "keepalived.d/a/b"}, wantErr: `"keepalived.d/a/b"`},
 		{name: "hidden keepalived.d leaf", files: []string{"haproxy.cfg", "keepalived.d/.x"}, wantErr: `"keepalived.d/.x"`},
 		{name: "keepalived.conf in the wrong dir", files: []string{"haproxy.cfg", "haproxy.d/../keepalived.conf"}, wantErr: "refused file name"},
+		{name: "firewall part", files: []string{"haproxy.cfg", "firewall.nft"}},
+		{name: "firewall.nft in a directory", files: []string{"haproxy.cfg", "firewall.nft/x"}, wantErr: `"firewall.nft/x"`},
+		{name: "a leaf without its directory", files: []string{"haproxy.cfg", "/firewall.nft"}, wantErr: `"/firewall.nft"`},
+		{name: "a bare leaf", files: []string{"haproxy.cfg", "/x"}, wantErr: `"/x"`},
 		{name: "backslash", files: []string{"haproxy.cfg", `haproxy.d\x`}, wantErr: `refused file name`},
 		{name: "leaf too long", files: []string{"haproxy.cfg", "haproxy.d/" + long + "a"}, wantErr: "refused file name"},
 		{name: "empty leaf", files: []string{"haproxy.cfg", "haproxy.d/"}, wantErr: `"haproxy.d/"`},
@@ -68,6 +72,7 @@ func TestMode(t *testing.T) {
 		"keepalived.conf":        0o600,
 		"keepalived.d/ipvs.json": 0o600,
 		"keepalived.d/check.sh":  0o700,
+		"firewall.nft":           0o600,
 	} {
 		if got := Mode(name); got != want {
 			t.Errorf("Mode(%q) = %o, want %o", name, got, want)
@@ -78,6 +83,7 @@ func TestMode(t *testing.T) {
 func TestParts(t *testing.T) {
 	files := map[string]string{
 		"haproxy.cfg": "h", "haproxy.d/a.map": "m", "keepalived.conf": "k", "keepalived.d/ipvs.json": "{}",
+		"firewall.nft": "f",
 	}
 	got := map[string][]string{}
 	for _, p := range Parts {
@@ -89,6 +95,7 @@ func TestParts(t *testing.T) {
 	want := map[string][]string{
 		"haproxy":    {"haproxy.cfg", "haproxy.d/a.map"},
 		"keepalived": {"keepalived.conf", "keepalived.d/ipvs.json"},
+		"firewall":   {"firewall.nft"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parts mismatch (-want +got):\n%s", diff)

@@ -1,4 +1,4 @@
-"""Golden tests: each case's input renders to the committed bytes, and HAProxy accepts them.
+"""Golden tests: each case's input renders to the committed bytes, and the daemons accept them.
 
 Regenerate after an intended change with ``pytest api/compiler --regen-golden`` and review the diff.
 """
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler import render_haproxy, render_keepalived, snapshot_from_dict
+from compiler import render_firewall, render_haproxy, render_keepalived, snapshot_from_dict
 from compiler.render import CertificateFiles
-from revisions.checks import check_haproxy, check_keepalived
+from revisions.checks import check_haproxy, check_keepalived, check_nftables
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "input.json").exists())
@@ -29,7 +29,7 @@ def golden_pems():
 
 def _render(case):
     snap = snapshot_from_dict(json.loads((GOLDEN / case / "input.json").read_text()))
-    return render_haproxy(snap, "lb1", golden_pems()) | render_keepalived(snap, "lb1")
+    return render_haproxy(snap, "lb1", golden_pems()) | render_keepalived(snap, "lb1") | render_firewall(snap, "lb1")
 
 
 def _golden_files(case):
@@ -65,6 +65,13 @@ def test_golden_passes_haproxy_check(case):
 def test_golden_passes_keepalived_config_test(case):
     result = check_keepalived(_golden_files(case))
     assert result.ok, result.output
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_passes_nft_check(case):
+    """firewall.nft against the appliance's baseline, and keepalived.d/fulcrum.nft, in an empty netns."""
+    result = check_nftables(_golden_files(case))
+    assert result.checked and result.ok, result.output
 
 
 def test_render_is_deterministic():

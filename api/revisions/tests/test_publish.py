@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient, APITestCase
 
 from cluster.models import Node
-from revisions.checks import check_haproxy
+from revisions.checks import check_haproxy, check_nftables
 from revisions.models import NodeRevision, Revision
 from services.models import HealthCheck, Member, Pool, VirtualService
 
@@ -59,6 +59,23 @@ class PublishTest(APITestCase):
         self.assertIn("haproxy rejected", response.data["problems"][0]["message"])
         self.assertFalse(Revision.objects.exists())
         self.assertFalse(NodeRevision.objects.exists())
+
+    def test_the_bundle_opens_the_service_in_the_node_firewall(self):
+        self.client.post("/api/v1/revisions/", {"message": "first"}, format="json")
+        files = NodeRevision.objects.get(node=self.node).files
+        self.assertIn("10.77.100.10 . tcp . 80", files["firewall.nft"])
+        result = check_nftables(files)
+        self.assertTrue(result.checked and result.ok, result.output)
+
+    def test_firewall_script_rejected_by_nft_is_not_published(self):
+        # Stand-in for a compiler bug: a set the appliance's baseline does not have.
+        broken = {"firewall.nft": b"flush set inet fulcrum_firewall services5\n"}
+        with mock.patch("revisions.publish.render_firewall", return_value=broken):
+            response = self.client.post("/api/v1/revisions/", {"message": "bad"}, format="json")
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(response.data["problems"][0]["path"], "nodes/lb1/nftables")
+        self.assertIn("No such file or directory", response.data["problems"][0]["message"])
+        self.assertFalse(Revision.objects.exists())
 
     def test_unknown_fields_refused(self):
         response = self.client.post("/api/v1/revisions/", {"message": "x", "colour": 9}, format="json")
