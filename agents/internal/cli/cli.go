@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -53,6 +54,10 @@ type Env struct {
 	ReadPassword func() ([]byte, error)
 	// Version is the build's version.
 	Version string
+	// Interrupts delivers Ctrl-C (SIGINT): it cancels the command running. Nil: none.
+	Interrupts <-chan os.Signal
+	// Terminal is the terminal the shell edits lines on; nil when stdin is not one.
+	Terminal *Terminal
 }
 
 // usageError is a bad command line (exit 2).
@@ -79,9 +84,12 @@ func ExitCode(err error) int {
 	var auth *authError
 	var api *apiclient.APIError
 	var transport *apiclient.TransportError
+	var status exitStatus
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &status):
+		return int(status)
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &notFound):
@@ -114,15 +122,24 @@ func statusExitCode(status int) int {
 
 // Run runs the command line args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, env Env) int {
-	a := &app{env: env}
+	return execute(ctx, args, env, false)
+}
+
+// execute runs one command line, restricted as in the shell or not; Ctrl-C cancels it.
+func execute(ctx context.Context, args []string, env Env, restricted bool) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := &app{env: env, restricted: restricted, interrupts: watchInterrupts(env.Interrupts, cancel)}
+	defer a.interrupts.stop()
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return ExitOK
+	var status exitStatus
+	if err == nil || errors.As(err, &status) {
+		return ExitCode(err) // a shell's last status, already reported
 	}
 	if isCobraUsage(err) {
 		err = &usageError{err.Error()}
@@ -156,9 +173,21 @@ func (a *app) printError(err error) {
 	}
 	fmt.Fprintf(a.env.Stderr, "Error: %s\n", err)
 	var usage *usageError
-	if errors.As(err, &usage) {
+	switch {
+	case errors.As(err, &usage) && a.restricted:
+		fmt.Fprintln(a.env.Stderr, "Type 'help' for the commands.")
+	case errors.As(err, &usage):
 		fmt.Fprintln(a.env.Stderr, "Run 'fulcrum --help' for usage.")
 	}
+}
+
+// errorSummary is an error in one line.
+func errorSummary(err error) string {
+	var api *apiclient.APIError
+	if errors.As(err, &api) {
+		return api.Summary()
+	}
+	return err.Error()
 }
 
 // globalFlags are the flags every command takes.
@@ -178,6 +207,10 @@ type app struct {
 	flags globalFlags
 	api   *apiclient.Client
 	names *names
+	// restricted is the shell's mode: no editor, no local file but the configuration.
+	restricted bool
+	// interrupts cancels this run at Ctrl-C.
+	interrupts *interruptWatch
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -232,13 +265,16 @@ FULCRUM_URL and FULCRUM_TOKEN override them.
 		cmd.GroupID = "status"
 		root.AddCommand(cmd)
 	}
-	for _, cmd := range a.sessionCommands() {
+	for _, cmd := range append(a.sessionCommands(), a.shellCommand()) {
 		cmd.GroupID = "session"
 		root.AddCommand(cmd)
 	}
 	root.AddCommand(a.versionCommand())
 	root.SetHelpCommandGroupID("session")
 	root.SetCompletionCommandGroupID("session")
+	if a.restricted {
+		a.restrict(root)
+	}
 	return root
 }
 

@@ -28,6 +28,9 @@ type Config struct {
 
 // configPath is --config, else $XDG_CONFIG_HOME/fulcrum/config.yaml, else ~/.config/fulcrum/config.yaml.
 func (a *app) configPath() (string, error) {
+	if a.flags.config != "" && a.restricted {
+		return "", refusedf("--config: the configuration is ~/.config/fulcrum/config.yaml")
+	}
 	if a.flags.config != "" {
 		return a.flags.config, nil
 	}
