@@ -9,7 +9,8 @@ FULCRUM_CONSOLE_DIR    the built console (webui/dist) served at /
 FULCRUM_SECURE_COOKIES "1": session and CSRF cookies only over HTTPS
 FULCRUM_SESSION_HOURS  idle hours after which a console session ends (default 12)
 FULCRUM_TRUSTED_PROXIES comma-separated addresses/networks of reverse proxies whose
-                       X-Forwarded-For is believed (audit log, sign-in throttles); default none
+                       X-Forwarded-For is believed (audit log, sign-in throttles), and whose
+                       X-Forwarded-Proto tells Django a request came over HTTPS; default none
 FULCRUM_LOGIN_FAILURES failed sign-ins that lock a username (default 5) ...
 FULCRUM_LOGIN_WINDOW   ... within this many seconds, and for as long (default 900)
 FULCRUM_SNAPSHOT_REUSE_S seconds the pending changes and advice may reuse a snapshot (default 30)
@@ -114,6 +115,10 @@ SESSION_COOKIE_AGE = int(float(os.environ.get("FULCRUM_SESSION_HOURS", "12")) * 
 SESSION_SAVE_EVERY_REQUEST = True
 
 FULCRUM_TRUSTED_PROXIES = [p for p in os.environ.get("FULCRUM_TRUSTED_PROXIES", "").split(",") if p.strip()]
+if FULCRUM_TRUSTED_PROXIES:
+    # Behind a TLS proxy (the appliance's nginx), a request is secure when the proxy says so:
+    # CSRF's origin check then compares https:// origins, and request.is_secure() holds.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 FULCRUM_LOGIN_FAILURES = int(os.environ.get("FULCRUM_LOGIN_FAILURES", "5"))
 FULCRUM_LOGIN_WINDOW = int(os.environ.get("FULCRUM_LOGIN_WINDOW", "900"))
 # How long a list's advice and the pending changes may reuse the current snapshot when the API

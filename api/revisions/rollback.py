@@ -10,7 +10,7 @@
   rollback: rN not confirmed within S s``). The API has no scheduler, so the check runs
   wherever someone looks: the node agents' long-poll (which wakes at the deadline), the
   revision list, detail and pending endpoints, and ``manage.py
-  fulcrum_expire_confirmations`` (for a systemd timer). The publish lock makes sure two
+  fulcrum_expire_confirmations --every 5`` (a service on the appliance). The publish lock makes sure two
   workers never both roll back.
 """
 

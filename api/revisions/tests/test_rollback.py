@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -228,6 +228,20 @@ class ConfirmTest(RevisionTestCase):
         self.assertEqual(out.getvalue(), "automatic rollback: r4 not confirmed within 10 s: published r5\n")
         self.assertEqual(Revision.objects.get(number=5).rollback_of, 3)
         self.assertEqual(Member.objects.get(name="s1").weight, 1)
+        # As the appliance runs it: a loop that finds the next expired revision on a later round.
+        Member.objects.filter(name="s1").update(weight=6)
+        self.apply(confirm_within_s=10)
+        Revision.objects.filter(number=6).update(confirm_by=timezone.now() + timedelta(seconds=1))
+        out = io.StringIO()
+        call_command("fulcrum_expire_confirmations", every=0.25, rounds=8, stdout=out)
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].startswith("a revision awaits confirmation until "), lines)
+        # Rolled back once, on the first round past the deadline; later rounds have nothing to say.
+        self.assertEqual(lines[-1], "automatic rollback: r6 not confirmed within 10 s: published r7")
+        self.assertEqual(sum("automatic rollback" in line for line in lines), 1, lines)
+        self.assertEqual(Member.objects.get(name="s1").weight, 1)
+        with self.assertRaisesMessage(CommandError, "--every must be from 0.1 to 3600 seconds"):
+            call_command("fulcrum_expire_confirmations", every=0)
 
     def test_a_late_confirmation_rolls_back_and_is_refused(self):
         self.apply()

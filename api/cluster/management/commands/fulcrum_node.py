@@ -1,4 +1,6 @@
-"""Register a node (or give an existing one a new token) and write its token to a file."""
+"""Register a node (or give an existing one a new token) and write its token to a file, or
+print it alone with ``--token-file -`` (the appliance's first boot: fulcrum-manage runs as the
+API's user, who may not write where the root-only agent reads its token)."""
 
 import os
 
@@ -13,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name")
-        parser.add_argument("--token-file", required=True)
+        parser.add_argument("--token-file", required=True, help="where to write the token (mode 600); - prints it")
 
     def handle(self, name, token_file, **options):
         try:
@@ -23,6 +25,9 @@ class Command(BaseCommand):
         node = Node.objects.filter(name=name).first() or Node(name=name)
         token = node.rotate_token()
         node.save()
+        if token_file == "-":
+            self.stdout.write(token)
+            return
         fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(token + "\n")

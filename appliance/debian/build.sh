@@ -1,0 +1,181 @@
+#!/bin/bash
+# Builds Fulcrum's Debian packages for the appliance (Debian 13 trixie):
+# fulcrum-api, fulcrum-console, fulcrum-agent, fulcrum-loadd, fulcrum-cli,
+# ip-vs-dllc-dkms and fulcrum-appliance, from one source package whose
+# debian/ directory is appliance/debian/.
+#
+#   appliance/debian/build.sh
+#   FULCRUM_VERSION=1.2.3 FULCRUM_DEB_OUT=/tmp/debs appliance/debian/build.sh
+#
+# The repository has no debian/ at its top: this script stages api/, agents/,
+# webui/ and appliance/ (the working tree, uncommitted changes included) in
+# images/.build/src/fulcrum/ with appliance/debian/ as debian/ and a
+# generated debian/changelog, and runs `dpkg-buildpackage -b -us -uc -d`
+# there (-d: Go, Node.js and Python come from this host, see debian/rules).
+# The .deb files (and the .buildinfo/.changes) land in FULCRUM_DEB_OUT,
+# default images/.build/debs/, replacing the packages of an earlier build.
+#
+# The version is FULCRUM_VERSION if set (a Debian version without a
+# revision), else derived from `git describe --tags --always --dirty`:
+# 1.2.3 on a tag v1.2.3, 1.2.3+git4.gabc1234 four commits later, and, while
+# no tag exists, 0.9.0~git<commits>.g<hash>; "+dirty" marks uncommitted
+# changes. Every later commit gives a higher version.
+#
+# Needs: debhelper and dh-dkms (installed when missing, as root), Go >= 1.24,
+# Node.js >= 20.19 with npm, and the repository's .venv (`make deps`), or
+# FULCRUM_BUILD_PYTHON naming another Python with pip and the API's
+# requirements. Reuses the Go, npm and pip download caches; rebuilds
+# everything else. Progress goes to stderr, the tools' output to
+# images/.build/debs-build.log (its tail is shown on failure).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+readonly REPO
+readonly BUILD_DIR=$REPO/images/.build
+readonly SRC_PARENT=$BUILD_DIR/src
+readonly OUT=${FULCRUM_DEB_OUT:-$BUILD_DIR/debs}
+readonly LOG=$BUILD_DIR/debs-build.log
+readonly STAGED_DIRS=(api agents webui appliance)
+readonly PACKAGES=(fulcrum-api fulcrum-console fulcrum-agent fulcrum-loadd fulcrum-cli ip-vs-dllc-dkms fulcrum-appliance)
+# The version before the first tag (see above).
+readonly UNTAGGED_BASE=0.9.0
+
+log() { echo "debs: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+# need_version NAME HAVE WANT: fails unless HAVE >= WANT.
+need_version() {
+	dpkg --compare-versions "$2" ge "$3" || die "$1 $2 is too old: the packages need $1 >= $3"
+}
+
+find_go() {
+	command -v go 2>/dev/null || { [[ -x /usr/local/go/bin/go ]] && echo /usr/local/go/bin/go; } ||
+		die "Go is not installed (Go >= 1.24 on the PATH or in /usr/local/go)"
+}
+
+check_tools() {
+	local missing=()
+	command -v dh >/dev/null || missing+=(debhelper)
+	command -v dh_dkms >/dev/null || missing+=(dh-dkms)
+	if ((${#missing[@]})); then
+		((EUID == 0)) || die "missing ${missing[*]}: apt-get install ${missing[*]}"
+		log "installing ${missing[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$LOG" 2>&1
+	fi
+	GO=$(find_go)
+	need_version go "$("$GO" env GOVERSION | sed 's/^go//')" 1.24
+	command -v npm >/dev/null || die "npm is not installed (Node.js >= 20.19 with npm)"
+	need_version node "$(node --version | sed 's/^v//')" 20.19
+	FULCRUM_BUILD_PYTHON=${FULCRUM_BUILD_PYTHON:-$REPO/.venv/bin/python}
+	"$FULCRUM_BUILD_PYTHON" -c 'import django, pip' 2>/dev/null ||
+		die "$FULCRUM_BUILD_PYTHON lacks pip or Django: run \`make deps\` or set FULCRUM_BUILD_PYTHON"
+	export GO FULCRUM_BUILD_PYTHON
+}
+
+# A Debian version from `git describe` (see the header).
+git_version() {
+	local describe dirty="" re_tag='^v?([0-9][A-Za-z0-9.+~]*)$' re_after='^v?([0-9][A-Za-z0-9.+~]*)-([0-9]+)-g([0-9a-f]+)$'
+	describe=$(git -C "$REPO" describe --tags --always --dirty)
+	if [[ $describe == *-dirty ]]; then
+		describe=${describe%-dirty} dirty=+dirty
+	fi
+	if [[ $describe =~ $re_tag ]]; then
+		echo "${BASH_REMATCH[1]}$dirty"
+	elif [[ $describe =~ $re_after ]]; then
+		echo "${BASH_REMATCH[1]}+git${BASH_REMATCH[2]}.g${BASH_REMATCH[3]}$dirty"
+	else
+		echo "$UNTAGGED_BASE~git$(git -C "$REPO" rev-list --count HEAD).g$describe$dirty"
+	fi
+}
+
+package_version() {
+	local version=${FULCRUM_VERSION:-}
+	[[ -n $version ]] || version=$(git_version)
+	# Native package: no revision (no "-"), and only what a Debian version allows.
+	[[ $version =~ ^[0-9][A-Za-z0-9.+~]*$ ]] ||
+		die "not a Debian version for this package: '$version' (digits first, then letters, digits, . + ~)"
+	echo "$version"
+}
+
+# existing_files: the NUL-separated paths on stdin that exist in the working
+# tree (a tracked file may have been deleted).
+existing_files() {
+	local path
+	while IFS= read -r -d '' path; do
+		if [[ -e $REPO/$path || -L $REPO/$path ]]; then printf '%s\0' "$path"; fi
+	done
+}
+
+# stage DIR: the working tree's files of STAGED_DIRS (tracked or not, but
+# not ignored) copied into DIR, with appliance/debian/ as DIR/debian/.
+stage() {
+	local dir=$1
+	mkdir -p "$dir"
+	git -C "$REPO" ls-files -z --cached --others --exclude-standard -- "${STAGED_DIRS[@]}" |
+		existing_files | tar -C "$REPO" --null -T - -cf - | tar -C "$dir" -xf -
+	cp -R "$REPO/appliance/debian" "$dir/debian"
+	rm -f "$dir/debian/build.sh"
+}
+
+write_changelog() {
+	local dir=$1 version=$2 maintainer date describe
+	maintainer=$(sed -n 's/^Maintainer: //p' "$dir/debian/control")
+	date=$(git -C "$REPO" log -1 --format=%cD)
+	describe=$(git -C "$REPO" describe --tags --always --dirty)
+	cat >"$dir/debian/changelog" <<-EOF
+	fulcrum ($version) trixie; urgency=medium
+
+	  * Built from git $describe.
+
+	 -- $maintainer  $date
+	EOF
+}
+
+build() {
+	local dir=$1
+	log "dpkg-buildpackage in ${dir#"$REPO"/} (output: ${LOG#"$REPO"/})"
+	if ! (cd "$dir" && dpkg-buildpackage -b -us -uc -d) >>"$LOG" 2>&1; then
+		log "FAILED; last lines of $LOG:"
+		tail -n 40 "$LOG" >&2
+		exit 1
+	fi
+}
+
+# collect VERSION: this build's files into OUT, after removing the
+# packages an earlier build left there.
+collect() {
+	local version=$1 pkg
+	mkdir -p "$OUT"
+	for pkg in "${PACKAGES[@]}"; do
+		rm -f "$OUT/${pkg}_"*.deb
+	done
+	rm -f "$OUT"/fulcrum_*.buildinfo "$OUT"/fulcrum_*.changes
+	mv "$SRC_PARENT"/*_"$version"_*.deb "$SRC_PARENT/fulcrum_${version}"_*.buildinfo \
+		"$SRC_PARENT/fulcrum_${version}"_*.changes "$OUT/"
+	for pkg in "${PACKAGES[@]}"; do
+		compgen -G "$OUT/${pkg}_${version}_*.deb" >/dev/null || die "no $pkg package was built"
+	done
+}
+
+main() {
+	local version dir start=$SECONDS
+	mkdir -p "$BUILD_DIR"
+	exec 9>"$BUILD_DIR/.debs.lock"
+	flock -n 9 || die "another build.sh is running (lock: $BUILD_DIR/.debs.lock)"
+	: >"$LOG"
+	check_tools
+	version=$(package_version)
+	# Not fulcrum-<version>: webui/scripts/compress.mjs fails on a "~" in its path.
+	dir=$SRC_PARENT/fulcrum
+	log "version $version"
+	rm -rf "$SRC_PARENT"
+	stage "$dir"
+	write_changelog "$dir" "$version"
+	build "$dir"
+	collect "$version"
+	rm -rf "$SRC_PARENT"
+	log "built in $((SECONDS - start)) s, into $OUT:"
+	(cd "$OUT" && du -h -- *_"$version"_*.deb) >&2
+}
+
+main "$@"

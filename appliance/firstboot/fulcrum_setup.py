@@ -1,0 +1,912 @@
+#!/usr/bin/python3
+"""fulcrum-setup: the appliance's first-boot text setup on the console.
+
+Asks for the management interface, address, gateway, DNS servers, hostname and the admin
+password (every answer validated, bad ones asked again; a summary to confirm), then applies
+them: the console admin's password (Django, through fulcrum-manage), the Unix ``admin``
+password (chpasswd), a systemd-networkd file for the interface, /etc/resolv.conf,
+/etc/hostname, /etc/hosts, the nginx listen address of the console, /etc/fulcrum/management.env
+(read by fulcrum-firstboot) and /var/lib/fulcrum/setup.done, after which it never runs again.
+
+Answers may be seeded from a disk labelled FULCRUM-SEED (iso9660 or vfat) holding setup.conf
+(key=value lines: interface, address, gateway, dns, hostname, admin_password) and optionally
+root_authorized_keys. A seeded answer is checked like a typed one; a missing or refused one is
+asked for. With a complete seed the setup runs unattended.
+
+systemd runs one copy per console (fulcrum-setup@tty1, fulcrum-setup@ttyS0): the first to
+finish applies its answers under a lock; the other sees setup.done and stops.
+
+    fulcrum-setup                            on the appliance (systemd runs it at first boot)
+    fulcrum-setup --root DIR --no-system     try it anywhere: files go under DIR, no command runs
+    fulcrum-setup --seed-dir DIR             read setup.conf from DIR instead of the seed disk
+
+Installed as /usr/sbin/fulcrum-setup by the fulcrum-appliance package. Python standard
+library only (Debian trixie's python3). Tests: appliance/firstboot/tests/.
+"""
+
+import argparse
+import base64
+import contextlib
+import errno
+import fcntl
+import getpass
+import gzip
+import ipaddress
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SEED_LABEL = "FULCRUM-SEED"
+SEED_KEYS = ("interface", "address", "gateway", "dns", "hostname", "admin_password")
+SEED_MAX_BYTES = 64 * 1024
+MIN_PASSWORD = 10  # the API's AUTH_PASSWORD_VALIDATORS minimum
+MAX_PASSWORD = 128
+MAX_DNS = 3  # glibc reads at most three nameserver lines
+LIBEXEC = "/usr/lib/fulcrum/bin"
+# Django's list of common passwords, vendored with the API (fulcrum-api): checked here so that
+# a refusal comes at the prompt rather than after the summary.
+COMMON_PASSWORDS = "/usr/lib/fulcrum/python/django/contrib/auth/common-passwords.txt.gz"
+
+# Where things are, relative to --root.
+SETUP_DONE = "var/lib/fulcrum/setup.done"
+SETUP_LOCK = "var/lib/fulcrum/setup.lock"
+NETWORK_FILE = "etc/systemd/network/10-fulcrum-management.network"
+RESOLV_CONF = "etc/resolv.conf"
+HOSTNAME_FILE = "etc/hostname"
+HOSTS_FILE = "etc/hosts"
+NGINX_LISTEN = {
+    "https": "etc/fulcrum/nginx/console-listen-https.conf",
+    "http": "etc/fulcrum/nginx/console-listen-http.conf",
+}
+MANAGEMENT_ENV = "etc/fulcrum/management.env"
+# Narrows SSH and the console from every address to the management address: included by the
+# firewall baseline (appliance/firewall/baseline.nft) in the same transaction.
+MANAGEMENT_NFT = "etc/fulcrum/firewall.d/management.nft"
+ROOT_KEYS = "root/.ssh/authorized_keys"
+KERNEL_HOSTNAME = "proc/sys/kernel/hostname"
+SYS_NET = "sys/class/net"
+
+HEADER = "# Written by fulcrum-setup at first boot; run `fulcrum-setup` again only after removing {done}.\n"
+LABEL_RE = re.compile(r"\A(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
+INTERFACE_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}\Z")
+MAC_RE = re.compile(r"\A[0-9a-f]{2}(:[0-9a-f]{2}){5}\Z")
+KEY_TYPES = (
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+)
+# An authorized_keys line: optional options (no white space outside quotes), type, base64 blob, comment.
+KEY_LINE_RE = re.compile(
+    r'\A(?:(?P<options>(?:[^\s"]|"[^"]*")+)\s+)?(?P<type>\S+)\s+(?P<blob>[A-Za-z0-9+/]+={0,2})(?:\s+.*)?\Z'
+)
+
+
+class Invalid(ValueError):
+    """An answer that cannot be used; the message says why."""
+
+
+class DoneElsewhere(Exception):
+    """The other console finished the setup first."""
+
+
+class CommandFailed(Exception):
+    """A system command of the apply step failed."""
+
+
+class PasswordRefused(CommandFailed):
+    """The API's password validators refused the admin password."""
+
+
+# -- the answers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interface:
+    """A network interface the management address can go on."""
+
+    name: str
+    mac: str | None  # None when it has no usable hardware address: match it by name
+
+    def __str__(self):
+        return f"{self.name} ({self.mac})" if self.mac else self.name
+
+
+def list_interfaces(root):
+    """The non-loopback, non-virtual interfaces under ROOT/sys/class/net, sorted by name."""
+    found = []
+    base = root / SYS_NET
+    for entry in sorted(base.iterdir()) if base.is_dir() else []:
+        if entry.name == "lo" or "/devices/virtual/" in os.path.realpath(entry):
+            continue
+        if not INTERFACE_RE.match(entry.name) or read_small(entry / "type", "1") == "772":
+            continue
+        mac = read_small(entry / "address", "").lower()
+        usable = MAC_RE.match(mac) and mac != "00:00:00:00:00:00"
+        found.append(Interface(entry.name, mac if usable else None))
+    return found
+
+
+def read_small(path, default):
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return default
+
+
+def parse_interface(text, interfaces):
+    """An interface by name (or by MAC address) among ``interfaces``."""
+    text = text.strip()
+    for interface in interfaces:
+        if text in (interface.name, interface.mac):
+            return interface
+    names = ", ".join(i.name for i in interfaces) or "none found"
+    raise Invalid(f"no interface {text!r}; choose one of: {names}")
+
+
+def parse_address(text):
+    """A host address with its prefix length, IPv4 (192.0.2.10/24) or IPv6 (2001:db8::10/64)."""
+    text = text.strip()
+    if "/" not in text:
+        raise Invalid("give the prefix length too, e.g. 192.0.2.10/24 or 2001:db8::10/64")
+    try:
+        address = ipaddress.ip_interface(text)
+    except ValueError as err:
+        raise Invalid(f"not an address with a prefix length: {err}") from None
+    ip, network = address.ip, address.network
+    if ip.is_loopback or ip.is_multicast or ip.is_unspecified or ip.is_link_local:
+        raise Invalid(f"{ip} cannot be a management address (loopback, multicast, unspecified or link-local)")
+    if network.prefixlen < 8:
+        raise Invalid(f"/{network.prefixlen} is too wide a network for a management address")
+    if network_or_broadcast(ip, network):
+        raise Invalid(f"{ip} is the network's own or broadcast address in {network}")
+    return address
+
+
+def network_or_broadcast(ip, network):
+    """An IPv4 subnet's own address or its broadcast address (which /31 and /32 do not have)."""
+    return ip.version == 4 and network.prefixlen <= 30 and ip in (network.network_address, network.broadcast_address)
+
+
+def parse_gateway(text, address):
+    """Optional: an address of the same family inside the management subnet (IPv6: or link-local)."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        gateway = ipaddress.ip_address(text)
+    except ValueError:
+        raise Invalid(f"{text!r} is not an IP address") from None
+    if gateway.version != address.version:
+        raise Invalid(f"the gateway must be an IPv{address.version} address, like the management address")
+    if gateway == address.ip:
+        raise Invalid("the gateway cannot be the management address itself")
+    network = address.network
+    if gateway in network:
+        if network_or_broadcast(gateway, network):
+            raise Invalid(f"{gateway} is the network's own or broadcast address")
+        return gateway
+    if gateway.version == 6 and gateway.is_link_local:
+        return gateway
+    raise Invalid(f"{gateway} is outside the management subnet {network}")
+
+
+def parse_dns(text):
+    """Optional: up to three comma-separated IPv4 or IPv6 addresses."""
+    servers = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        try:
+            server = ipaddress.ip_address(item)
+        except ValueError:
+            raise Invalid(f"{item!r} is not an IP address") from None
+        if server.is_multicast or server.is_unspecified:
+            raise Invalid(f"{server} cannot be a DNS server")
+        if server not in servers:
+            servers.append(server)
+    if len(servers) > MAX_DNS:
+        raise Invalid(f"at most {MAX_DNS} DNS servers (the resolver reads no more)")
+    return servers
+
+
+def parse_hostname(text):
+    """An RFC 1123 host name: one label (lb1) or a fully qualified name (lb1.example.com)."""
+    name = text.strip().removesuffix(".")
+    if not name:
+        raise Invalid("a host name is required")
+    if len(name) > 253:
+        raise Invalid("at most 253 characters")
+    labels = name.split(".")
+    for label in labels:
+        if not LABEL_RE.match(label):
+            raise Invalid(
+                f"{label!r}: each part is 1-63 letters, digits or '-', not starting or ending with '-' "
+                "(parts separated by '.')"
+            )
+    if labels[-1].isdigit():
+        raise Invalid("the last part cannot be all digits (that reads as an IP address)")
+    return name
+
+
+def check_password(text, common=None):
+    """The admin password: the API's rules (length, not a common one), printable characters only."""
+    if len(text) < MIN_PASSWORD:
+        raise Invalid(f"at least {MIN_PASSWORD} characters")
+    if len(text) > MAX_PASSWORD:
+        raise Invalid(f"at most {MAX_PASSWORD} characters")
+    if any(not c.isprintable() for c in text):
+        raise Invalid("letters, digits, spaces and punctuation only (no control characters)")
+    if text.lower().strip() in (common if common is not None else common_passwords()):
+        raise Invalid("this password is too common")
+    return text
+
+
+def common_passwords(path=COMMON_PASSWORDS):
+    """Django's common-password list, when the API's vendored Django is installed; else empty."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return {line.strip() for line in f}
+    except OSError:
+        return set()
+
+
+@dataclass
+class Answers:
+    """What the setup asks. ``admin_password`` is never written to any file."""
+
+    interface: Interface | None = None
+    address: ipaddress.IPv4Interface | ipaddress.IPv6Interface | None = None
+    gateway: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    dns: list | None = None
+    hostname: str | None = None
+    admin_password: str | None = None
+
+    def summary(self):
+        return [
+            ("Management interface", str(self.interface)),
+            ("Management address", str(self.address)),
+            ("Default gateway", str(self.gateway) if self.gateway else "(none)"),
+            ("DNS servers", ", ".join(map(str, self.dns)) if self.dns else "(none)"),
+            ("Hostname", self.hostname),
+            ("Admin password", "(set)"),
+        ]
+
+
+# -- the seed -------------------------------------------------------------------------------
+
+
+def parse_seed(text):
+    """setup.conf: ``key=value`` lines, '#' comments. Returns (values, problems)."""
+    values, problems = {}, []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep:
+            problems.append(f"setup.conf line {number}: not key=value, ignored")
+        elif key not in SEED_KEYS:
+            problems.append(f"setup.conf line {number}: unknown key {key!r}, ignored")
+        else:
+            values[key] = value.strip()
+    return values, problems
+
+
+def parse_authorized_keys(text):
+    """The valid public-key lines of a root_authorized_keys file, and problems with the others."""
+    keys, problems = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if valid_key_line(line):
+            keys.append(line)
+        else:
+            problems.append(f"root_authorized_keys line {number}: not an SSH public key, ignored")
+    return keys, problems
+
+
+def valid_key_line(line):
+    """A key type we know and a blob that really holds a key of that type."""
+    if any(not c.isprintable() for c in line):
+        return False
+    match = KEY_LINE_RE.match(line)
+    if not match or match["type"] not in KEY_TYPES:
+        return False
+    try:
+        blob = base64.b64decode(match["blob"], validate=True)
+    except ValueError:
+        return False
+    name = match["type"].encode()
+    return blob[:4] == len(name).to_bytes(4, "big") and blob[4 : 4 + len(name)] == name
+
+
+@dataclass
+class Seed:
+    """What a FULCRUM-SEED disk (or --seed-dir) holds."""
+
+    values: dict
+    keys: list
+    problems: list
+    source: str
+
+
+def read_seed_dir(directory):
+    """setup.conf and root_authorized_keys of a mounted seed; None when it holds neither."""
+    directory, texts, problems = Path(directory), {}, []
+    for name in ("setup.conf", "root_authorized_keys"):
+        try:
+            texts[name] = read_limited(directory / name)
+        except (Invalid, OSError) as err:
+            texts[name] = ""
+            problems.append(f"{name}: {err}, ignored")
+    if texts["setup.conf"] is None and texts["root_authorized_keys"] is None:
+        return None
+    values, conf_problems = parse_seed(texts["setup.conf"] or "")
+    keys, key_problems = parse_authorized_keys(texts["root_authorized_keys"] or "")
+    return Seed(values, keys, problems + conf_problems + key_problems, str(directory))
+
+
+def read_limited(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read(SEED_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    if len(data) > SEED_MAX_BYTES:
+        raise Invalid(f"larger than {SEED_MAX_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def find_seed_device(tries=4, pause=0.5):
+    """The block device labelled FULCRUM-SEED, waiting briefly for a slow disk; or None."""
+    for attempt in range(tries):
+        result = subprocess.run(
+            ["blkid", "-c", "/dev/null", "-l", "-o", "device", "-t", f"LABEL={SEED_LABEL}"],
+            capture_output=True,
+            text=True,
+        )
+        device = result.stdout.strip()
+        if result.returncode == 0 and device.startswith("/dev/"):
+            return device
+        if attempt + 1 < tries:
+            time.sleep(pause)
+    return None
+
+
+def read_seed_device(say):
+    """Mount the seed disk read-only in a private folder, read it, unmount it."""
+    device = find_seed_device()
+    if device is None:
+        return None
+    mountpoint = tempfile.mkdtemp(prefix="fulcrum-seed-", dir="/run")
+    try:
+        mounted = subprocess.run(
+            ["mount", "-o", "ro,nosuid,nodev,noexec", "-t", "iso9660,vfat", device, mountpoint],
+            capture_output=True,
+            text=True,
+        )
+        if mounted.returncode != 0:
+            say(f"Seed disk {device}: cannot mount it ({mounted.stderr.strip()}); ignoring it.")
+            return None
+        try:
+            seed = read_seed_dir(mountpoint)
+        finally:
+            subprocess.run(["umount", mountpoint], capture_output=True)
+        if seed:
+            seed.source = f"{device} ({SEED_LABEL})"
+        return seed
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(mountpoint)
+
+
+# -- the console ------------------------------------------------------------------------------
+
+
+class Console:
+    """Prompts on the terminal (standard input/output). Raises DoneElsewhere when the other
+    console has finished the setup, checked every second while waiting for an answer."""
+
+    MAX_EOF = 20  # a hung-up terminal reads end-of-file forever; Ctrl-D alone is just an empty answer
+
+    def __init__(self, root, interactive):
+        self.root = root
+        self.interactive = interactive
+        self.eofs = 0
+
+    def say(self, text=""):
+        print(text, flush=True)
+
+    def ask(self, prompt, hidden=False):
+        if not self.interactive:
+            raise Invalid("no terminal to ask on")
+        try:
+            if hidden:
+                answer = getpass.getpass(prompt)  # prompts on the controlling terminal, /dev/tty
+            else:
+                # input(prompt) writes the prompt to stderr when both ends are terminals, and
+                # the unit sends stderr to the journal: the prompt goes where the answers come from.
+                sys.stdout.write(prompt)
+                sys.stdout.flush()
+                answer = input()
+        except EOFError:
+            self.eofs += 1
+            if self.eofs >= self.MAX_EOF:
+                raise
+            self.say()
+            return ""
+        self.eofs = 0
+        return answer
+
+    @contextlib.contextmanager
+    def watching(self):
+        """While waiting for answers, stop as soon as the other console has finished."""
+
+        def check(signum, frame):
+            if (self.root / SETUP_DONE).exists():
+                raise DoneElsewhere()
+
+        previous = signal.signal(signal.SIGALRM, check)
+        signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+# The questions in order, with their prompts ({default}: what Enter keeps, if anything).
+PROMPTS = {
+    "interface": "Management interface [{default}]: ",
+    "address": "Management address (CIDR, e.g. 192.0.2.10/24 or 2001:db8::10/64){default}: ",
+    "gateway": "Default gateway (empty for none){default}: ",
+    "dns": "DNS servers (comma-separated, empty for none){default}: ",
+    "hostname": "Hostname (e.g. lb1 or lb1.example.com){default}: ",
+}
+
+
+class Setup:
+    """Collects the answers (seed, then console) and applies them."""
+
+    def __init__(self, root, console, system):
+        self.root = root
+        self.console = console
+        self.system = system
+        self.interfaces = list_interfaces(root)
+        self.common = common_passwords()
+
+    def parse(self, key, text, answers):
+        if key == "interface":
+            return self.parse_interface(text)
+        if key == "address":
+            return parse_address(text)
+        if key == "gateway":
+            return parse_gateway(text, answers.address)
+        if key == "dns":
+            return parse_dns(text)
+        if key == "hostname":
+            return parse_hostname(text)
+        return check_password(text, self.common)
+
+    def parse_interface(self, text):
+        """By name, MAC address or number in the list; empty means the first one."""
+        text = text.strip()
+        if not text and self.interfaces:
+            return self.interfaces[0]
+        if text.isdigit() and 1 <= int(text) <= len(self.interfaces):
+            return self.interfaces[int(text) - 1]
+        return parse_interface(text, self.interfaces)
+
+    def from_seed(self, seed):
+        """The seeded answers that pass their checks; says why each other one is asked."""
+        answers = Answers()
+        if seed is None:
+            return answers, False
+        self.console.say(f"Seed found on {seed.source}.")
+        for problem in seed.problems:
+            self.console.say(f"  {problem}")
+        if not seed.values:
+            self.console.say("  It holds no setup answers (setup.conf); asking for them.")
+            return answers, False
+        complete = True
+        for key in SEED_KEYS:
+            if key not in seed.values:
+                self.console.say(f"  seed: no {key}; asking for it.")
+                complete = False
+                continue
+            if key == "gateway" and answers.address is None:
+                self.console.say("  seed: gateway not checked (the address was refused); asking for it.")
+                complete = False
+                continue
+            try:
+                setattr(answers, key, self.parse(key, seed.values[key], answers))
+            except Invalid as err:
+                self.console.say(f"  seed: {key} refused: {err}; asking for it.")
+                complete = False
+        return answers, complete
+
+    def show_interfaces(self):
+        self.console.say("Network interfaces:")
+        for number, interface in enumerate(self.interfaces, 1):
+            self.console.say(f"  {number}) {interface.name:<16} {interface.mac or '(no MAC address)'}")
+
+    def ask_one(self, key, answers, previous):
+        """Ask until the answer passes; Enter keeps ``previous`` (the value of the round before),
+        which is checked again since the answers it depends on may have changed."""
+        if key == "interface":
+            default = (previous or self.interfaces[0]).name
+            prompt = PROMPTS[key].format(default=default)
+        else:
+            default = ",".join(map(str, previous)) if isinstance(previous, list) else str(previous or "")
+            prompt = PROMPTS[key].format(default=f" [{default}]" if default else "")
+        while True:
+            text = self.console.ask(prompt).strip() or default
+            try:
+                return self.parse(key, text, answers)
+            except Invalid as err:
+                self.console.say(f"  Invalid: {err}")
+
+    def ask_password(self):
+        while True:
+            first = self.console.ask(f"Admin password (at least {MIN_PASSWORD} characters): ", hidden=True)
+            try:
+                check_password(first, self.common)
+            except Invalid as err:
+                self.console.say(f"  Invalid: {err}")
+                continue
+            if self.console.ask("Admin password again: ", hidden=True) == first:
+                return first
+            self.console.say("  Invalid: the two passwords differ")
+
+    def ask_missing(self, answers, previous=None):
+        """Ask every question ``answers`` lacks; with ``previous``, ask them all again."""
+        if not self.interfaces:
+            raise SystemExit("fulcrum-setup: no network interface found (only loopback or virtual ones)")
+        self.show_interfaces()
+        for key in PROMPTS:
+            if previous is not None or getattr(answers, key) is None:
+                before = getattr(previous, key) if previous is not None else None
+                setattr(answers, key, self.ask_one(key, answers, before))
+        if previous is not None or answers.admin_password is None:
+            answers.admin_password = self.ask_password()
+        return answers
+
+    def confirm(self, answers):
+        self.console.say()
+        self.console.say("Summary:")
+        for label, value in answers.summary():
+            self.console.say(f"  {label:<22}{value}")
+        while True:
+            reply = self.console.ask("Apply these settings? [yes/no]: ").strip().lower()
+            if reply in ("y", "yes"):
+                return True
+            if reply in ("n", "no"):
+                return False
+            self.console.say("  Please answer yes or no.")
+
+    def collect(self, seed):
+        """All answers: the seed's, then the console's; confirmed unless the seed gave them all."""
+        answers, complete = self.from_seed(seed)
+        if complete:
+            return answers
+        with self.console.watching():
+            self.ask_missing(answers)
+            while not self.confirm(answers):
+                self.console.say("Answer again (Enter keeps the value in brackets).")
+                answers = self.ask_missing(Answers(), previous=answers)
+        return answers
+
+    def run(self, seed):
+        """Collect, apply, and if the API refuses the password, ask for another one."""
+        answers = self.collect(seed)
+        while True:
+            try:
+                Applier(self.root, self.system, self.console.say).apply(answers, seed.keys if seed else [])
+                return
+            except PasswordRefused as err:
+                self.console.say(f"  The console refused the admin password: {err}")
+                with self.console.watching():
+                    answers.admin_password = self.ask_password()
+            except CommandFailed as err:
+                self.console.say(f"Setup could not be applied: {err}")
+                if not self.console.interactive:
+                    raise SystemExit(1) from None
+                with self.console.watching():
+                    if self.console.ask("Try again? [yes/no]: ").strip().lower() not in ("y", "yes"):
+                        raise SystemExit(1) from None
+
+
+# -- applying ---------------------------------------------------------------------------------
+
+
+class Applier:
+    """Writes the files under ``root`` and runs the system commands (unless ``system`` is False).
+
+    Every step can be repeated: a setup cut short by a reboot runs again from the start, and
+    setup.done is written last.
+    """
+
+    def __init__(self, root, system, say):
+        self.root = root
+        self.system = system
+        self.say = say
+
+    def apply(self, answers, keys):
+        (self.root / SETUP_DONE).parent.mkdir(parents=True, exist_ok=True)
+        with open(self.root / SETUP_LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if (self.root / SETUP_DONE).exists():
+                raise DoneElsewhere()
+            self.set_console_password(answers.admin_password)
+            self.run(["chpasswd"], stdin=f"admin:{answers.admin_password}\n")
+            self.write_files(answers, keys)
+            self.set_kernel_hostname(answers.hostname)
+            self.reload_network()
+            self.reload_firewall()
+            finished = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            write_file(self.root / SETUP_DONE, f"setup finished on {ttyname()} at {finished}\n")
+        self.say("Setup is complete.")
+
+    def set_console_password(self, password):
+        self.say("Preparing the database and the console's admin account (a minute on first boot)...")
+        self.run(["fulcrum-api-init"])
+        self.run(["fulcrum-manage", "migrate", "--no-input"])
+        try:
+            self.run(["fulcrum-manage", "fulcrum_admin", "--password-stdin"], stdin=password + "\n")
+        except CommandFailed as err:
+            if "password refused" in str(err):
+                raise PasswordRefused(str(err).split("password refused:", 1)[1].strip()) from None
+            raise
+
+    def write_files(self, answers, keys):
+        files = render_files(answers)
+        for relative, (content, mode) in files.items():
+            write_file(self.root / relative, content, mode)
+        if keys:
+            self.add_root_keys(keys)
+
+    def add_root_keys(self, keys):
+        path = self.root / ROOT_KEYS
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(path.parent, 0o700)
+        existing = path.read_text().splitlines() if path.exists() else []
+        lines = existing + [key for key in keys if key not in existing]
+        write_file(path, "\n".join(lines) + "\n", 0o600)
+
+    def set_kernel_hostname(self, hostname):
+        path = self.root / KERNEL_HOSTNAME
+        if not self.system:
+            self.say(f"skipped (--no-system): setting the running hostname to {hostname.split('.')[0]}")
+        elif path.exists():
+            path.write_text(hostname.split(".")[0])
+
+    def reload_network(self):
+        """systemd-networkd reads the new file when it starts; if it already runs, reload it."""
+        if not self.system:
+            self.say("skipped (--no-system): networkctl reload")
+            return
+        probe = subprocess.run(["systemctl", "is-active", "--quiet", "systemd-networkd.service"])
+        if probe.returncode == 0:
+            self.run(["networkctl", "reload"])
+
+    def reload_firewall(self):
+        """Load the baseline again, now with management.nft (the agent refills its sets itself)."""
+        if not self.system:
+            self.say("skipped (--no-system): systemctl reload fulcrum-firewall")
+            return
+        self.run(["systemctl", "reload", "fulcrum-firewall.service"])
+
+    def run(self, argv, stdin=None):
+        """Run a system command; secrets go on standard input, never in ``argv``."""
+        if not self.system:
+            self.say(f"skipped (--no-system): {' '.join(argv)}")
+            return
+        search = os.environ.get("PATH", os.defpath) + os.pathsep + LIBEXEC
+        program = shutil.which(argv[0], path=search)
+        if program is None:
+            raise CommandFailed(f"{argv[0]}: not installed")
+        result = subprocess.run([program, *argv[1:]], input=stdin, capture_output=True, text=True)
+        if result.returncode != 0:
+            detail = (result.stderr.strip() or result.stdout.strip()).splitlines()
+            raise CommandFailed(f"{' '.join(argv)}: {detail[-1] if detail else f'exit status {result.returncode}'}")
+
+
+def render_files(answers):
+    """{relative path: (content, mode)} of every file the answers make. Only checked values
+    (addresses, a validated host name and interface) reach them."""
+    short = answers.hostname.split(".")[0]
+    ip, address = answers.address.ip, answers.address
+    host_ip = f"[{ip}]" if ip.version == 6 else str(ip)
+    done = "/" + SETUP_DONE
+    return {
+        NETWORK_FILE: (render_network(answers), 0o644),
+        RESOLV_CONF: (render_resolv(answers), 0o644),
+        HOSTNAME_FILE: (short + "\n", 0o644),  # Debian's way: the short name; /etc/hosts gives the FQDN
+        HOSTS_FILE: (render_hosts(answers, short), 0o644),
+        NGINX_LISTEN["https"]: (HEADER.format(done=done) + f"listen {host_ip}:443 ssl;\n", 0o644),
+        NGINX_LISTEN["http"]: (HEADER.format(done=done) + f"listen {host_ip}:80;\n", 0o644),
+        MANAGEMENT_NFT: (render_management_nft(answers), 0o644),
+        MANAGEMENT_ENV: (
+            HEADER.format(done=done)
+            + f"FULCRUM_MGMT_INTERFACE={answers.interface.name}\n"
+            + f"FULCRUM_MGMT_ADDRESS={ip}\n"
+            + f"FULCRUM_MGMT_PREFIX={address.network.prefixlen}\n"
+            + f"FULCRUM_HOSTNAME={answers.hostname}\n",
+            0o644,
+        ),
+    }
+
+
+def render_network(answers):
+    interface = answers.interface
+    match = f"MACAddress={interface.mac}\nType=ether\n" if interface.mac else f"Name={interface.name}\n"
+    lines = [
+        HEADER.format(done="/" + SETUP_DONE).rstrip("\n"),
+        f"# The management interface ({interface.name} when the setup ran).",
+        "[Match]",
+        match.rstrip("\n"),
+        "",
+        "[Network]",
+        f"Address={answers.address}",
+    ]
+    if answers.gateway:
+        lines.append(f"Gateway={answers.gateway}")
+    # A static management address: no router advertisements, no DHCP.
+    lines += ["IPv6AcceptRA=no", "LinkLocalAddressing=ipv6", ""]
+    return "\n".join(lines)
+
+
+def render_management_nft(answers):
+    """The management set of the firewall baseline: SSH and the console on this address only."""
+    family = "management6" if answers.address.ip.version == 6 else "management4"
+    return (
+        HEADER.format(done="/" + SETUP_DONE)
+        + f"flush set inet fulcrum_firewall {family}\n"
+        + f"add element inet fulcrum_firewall {family} {{ {answers.address.ip} }}\n"
+    )
+
+
+def render_resolv(answers):
+    lines = [HEADER.format(done="/" + SETUP_DONE).rstrip("\n"), "# Static: the appliance runs no resolver daemon."]
+    if "." in answers.hostname:
+        lines.append(f"search {answers.hostname.split('.', 1)[1]}")
+    lines += [f"nameserver {server}" for server in answers.dns or []]
+    return "\n".join(lines) + "\n"
+
+
+def render_hosts(answers, short):
+    names = f"{answers.hostname} {short}" if short != answers.hostname else short
+    return (
+        HEADER.format(done="/" + SETUP_DONE)
+        + "127.0.0.1\tlocalhost\n"
+        + f"{answers.address.ip}\t{names}\n"
+        + "::1\t\tlocalhost ip6-localhost ip6-loopback\n"
+        + "ff02::1\t\tip6-allnodes\n"
+        + "ff02::2\t\tip6-allrouters\n"
+    )
+
+
+def write_file(path, content, mode=0o644):
+    """Replace ``path`` atomically (a symbolic link there is replaced, not followed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def ttyname():
+    try:
+        return os.ttyname(0)
+    except OSError:
+        return "no terminal"
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="fulcrum-setup", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=Path("/"), help="write files under this folder (default /)")
+    parser.add_argument(
+        "--no-system",
+        action="store_true",
+        help="run no system command (chpasswd, fulcrum-manage, networkctl, mount) and leave the hostname",
+    )
+    parser.add_argument("--seed-dir", type=Path, help="read setup.conf and root_authorized_keys from this folder")
+    parser.add_argument("--force", action="store_true", help="run even though setup.done exists")
+    return parser.parse_args(argv)
+
+
+def terminal_state():
+    """ "usable"; "none" when standard input is no terminal (a script: only a complete seed
+    will do); "broken" when it is one that fails (a serial port without a UART opens, then
+    fails reads and writes with EIO; a hung-up terminal fails even tcgetattr)."""
+    try:
+        termios.tcgetattr(0)
+    except termios.error as err:
+        return "broken" if err.args[0] in (errno.EIO, errno.ENXIO) else "none"
+    try:
+        os.write(1, b"\r\n")
+    except OSError as err:
+        if err.errno in (errno.EIO, errno.ENXIO):
+            return "broken"
+        raise
+    return "usable"
+
+
+def load_seed(args, say):
+    if args.seed_dir:
+        return read_seed_dir(args.seed_dir)
+    if args.no_system:
+        return None
+    return read_seed_device(say)
+
+
+def stop_on_sigterm(signum, frame):
+    raise SystemExit("fulcrum-setup: stopped")
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    root = args.root.resolve()
+    if (root / SETUP_DONE).exists() and not args.force:
+        print(f"fulcrum-setup: already done ({root / SETUP_DONE} exists)", file=sys.stderr)
+        return 0
+    terminal = terminal_state()
+    if terminal == "broken":
+        return terminal_failed()
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
+    console = Console(root, interactive=terminal == "usable")
+    try:
+        if console.interactive:
+            console.say("Fulcrum first-boot setup")
+            console.say("========================")
+        Setup(root, console, system=not args.no_system).run(load_seed(args, console.say))
+    except DoneElsewhere:
+        console.say("\nSetup was completed on another console.")
+    except Invalid as err:
+        # Only without a terminal to ask on: the seed lacks an answer or holds a refused one.
+        print(f"fulcrum-setup: {err}; without a terminal the seed must hold every answer", file=sys.stderr)
+        return 2
+    except EOFError:
+        print("fulcrum-setup: the terminal went away; setup not applied", file=sys.stderr)
+        return 1
+    except OSError as err:
+        if err.errno in (errno.EIO, errno.ENXIO) and console.interactive:
+            return terminal_failed()
+        raise
+    return 0
+
+
+def terminal_failed():
+    """A console that cannot be used is no failure: the setup runs on the other one."""
+    print(f"fulcrum-setup: {ttyname()} does not answer (no serial port?); the setup runs on the other console",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
