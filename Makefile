@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
-        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console clean
+        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console image debs test-packaging test-image clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -40,8 +40,8 @@ build-console: deps ## build the console into webui/dist
 demo: deps build ## run the appliance locally on a lab of network namespaces; Ctrl-C stops it
 	@$(PY) appliance/dev/demo.py
 
-test: deps-test build ## run every test tier (unit, API, netns, browser, VM, compose)
-	@tests/run-tiers.sh lint unit api netns browser compose vm
+test: deps-test build ## run every test tier (unit, API, netns, browser, compose, VM, packages, image)
+	@tests/run-tiers.sh lint unit api netns browser compose vm packaging image
 
 test-unit: deps build ## compiler + golden configs checked by haproxy, Go unit tests, console unit tests
 	@tests/run-tiers.sh unit
@@ -81,6 +81,19 @@ bench-failover: deps-test build ## HA: failover gap by VRRP advert interval (1 s
 
 bench-console: deps-test build-console ## the console with 1,000 services in Chromium: load, render, filter vs a static page (~2 min)
 	@$(PY) -m tests.bench.consolebench
+
+debs: deps ## the Debian packages for trixie into images/.build/debs (appliance/debian/build.sh; ~2 min)
+	@appliance/debian/build.sh
+
+test-packaging: deps ## the .debs: build, lintian, install in a trixie root, run the API there (root; ~5 min)
+	@tests/run-tiers.sh packaging
+
+test-image: deps-test ## build the image, boot it, set it up on serial, send traffic, upgrade it (root; ~35 min)
+	@tests/run-tiers.sh image
+
+image: debs ## the appliance: .debs, then the live ISO, qcow2 and OVA in images/.build/out (root; ~12 min)
+	@images/deps.sh
+	@images/build.sh
 
 clean: ## remove build outputs and local state (stops the private PostgreSQL)
 	-@$(PY) -m tests.harness.pg stop 2>/dev/null

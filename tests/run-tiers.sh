@@ -11,12 +11,15 @@ PYTEST=(.venv/bin/pytest -p no:cacheprovider)
 mkdir -p tests/artifacts
 
 tier_lint()    { make -s lint; }
-tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench && make -s -C agents test && make -s -C appliance/kernel/ip_vs_dllc test && (cd webui && npm test --silent); }
+tier_unit()    { "${PYTEST[@]}" api/compiler tests/bench appliance/firstboot/tests && make -s -C agents test && make -s -C appliance/kernel/ip_vs_dllc test && (cd webui && npm test --silent); }
 tier_api()     { "${PYTEST[@]}" api tests/cli --ignore=api/compiler; }
 tier_netns()   { "${PYTEST[@]}" tests/netns; }
 tier_browser() { "${PYTEST[@]}" tests/e2e; }
 tier_compose() { (cd tests/compose && go test -count=1 ./...); }
 tier_vm()      { tests/vm/run.sh; }
+tier_packaging() { tests/packaging/test_debs.sh; }
+# The appliance image: build the .debs and the images, boot the qcow2, set it up, use it, upgrade it.
+tier_image()   { images/deps.sh && appliance/debian/build.sh && images/build.sh && "${PYTEST[@]}" images/tests tests/vm/image; }
 
 # Leave the private PostgreSQL as we found it: stop it at the end if this run started it.
 pg_was_running=$(.venv/bin/python -c 'from tests.harness import pg; print(int(pg.running()))' 2>/dev/null || echo 0)

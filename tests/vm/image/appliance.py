@@ -1,0 +1,196 @@
+"""One booted Fulcrum appliance image under QEMU (TCG), for the image acceptance tests.
+
+The image is never written to: the guest runs on a qcow2 overlay in the work folder, so a
+reboot keeps what the first boot did (keys, database) and the next test run starts from
+the image as shipped. The guest gets
+
+- its serial console on a Unix socket (driven with pexpect: the first-boot setup) and in
+  ``serial.log``,
+- user-mode networking with the management address 10.0.2.15/24 (gateway 10.0.2.2, DNS
+  10.0.2.3) and host ports forwarded to its SSH (22), HTTP (80) and HTTPS (443),
+- a seed disk (label FULCRUM-SEED) carrying only ``root_authorized_keys``: a key the tests
+  made, so that they can build namespaces and send traffic inside the guest. Every setup
+  answer is typed on the serial console, as an operator would.
+"""
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pexpect
+import pexpect.fdpexpect
+import requests
+import urllib3
+
+from tests.harness.stack import ApiClient
+
+REPO = Path(__file__).resolve().parents[3]
+MGMT = "10.0.2.15"
+PREFIX = 24
+GATEWAY = "10.0.2.2"
+DNS = "10.0.2.3"
+SSH_OPTIONS = [
+    "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+    "-o", "ConnectTimeout=20", "-o", "ServerAliveInterval=15",
+]  # fmt: skip
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Appliance:
+    """A Fulcrum image booted under QEMU; ``boot()``, ``setup()``, then ssh/api; ``stop()``."""
+
+    def __init__(self, image, workdir, memory_mib=3072, cpus=2):
+        self.image = Path(image)
+        self.workdir = Path(workdir)
+        self.memory_mib = memory_mib
+        self.cpus = cpus
+        self.ports = {"ssh": free_port(), "http": free_port(), "https": free_port()}
+        self.qemu = None
+        self.serial = None
+        self._sock = None
+        self.boot_seconds = None
+        self.key = self.workdir / "id_ed25519"
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def prepare(self):
+        """The overlay disk, a test SSH key and the seed disk holding it."""
+        if self.workdir.exists():
+            shutil.rmtree(self.workdir)
+        self.workdir.mkdir(parents=True)
+        subprocess.run(
+            ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", str(self.image.resolve()),
+             str(self.workdir / "disk.qcow2")],
+            check=True,
+        )  # fmt: skip
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)], check=True)
+        seed = self.workdir / "seed"
+        seed.mkdir()
+        shutil.copy(f"{self.key}.pub", seed / "root_authorized_keys")
+        subprocess.run(
+            ["xorriso", "-as", "mkisofs", "-quiet", "-V", "FULCRUM-SEED", "-J", "-r", "-o",
+             str(self.workdir / "seed.iso"), str(seed)],
+            check=True,
+        )  # fmt: skip
+
+    def boot(self):
+        """Start QEMU and attach to the serial console."""
+        sock = self.workdir / "serial.sock"
+        fwd = ",".join(f"hostfwd=tcp:127.0.0.1:{self.ports[name]}-:{port}" for name, port in
+                       (("ssh", 22), ("http", 80), ("https", 443)))  # fmt: skip
+        argv = [
+            "qemu-system-x86_64", "-accel", "tcg", "-m", str(self.memory_mib), "-smp", str(self.cpus),
+            "-display", "none",
+            "-drive", f"file={self.workdir / 'disk.qcow2'},format=qcow2,if=virtio",
+            "-drive", f"file={self.workdir / 'seed.iso'},format=raw,if=virtio,readonly=on",
+            "-netdev", f"user,id=n0,net=10.0.2.0/24,{fwd}",
+            "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:f0:c0:01",
+            "-chardev", f"socket,id=ser0,path={sock},server=on,wait=off,logfile={self.workdir / 'serial.log'}",
+            "-serial", "chardev:ser0",
+            "-monitor", f"unix:{self.workdir / 'monitor.sock'},server,nowait",
+        ]  # fmt: skip
+        self.started = time.monotonic()
+        with open(self.workdir / "qemu.log", "wb") as log:
+            self.qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            if self.qemu.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"qemu did not start: {(self.workdir / 'qemu.log').read_text()}")
+            time.sleep(0.1)
+        self._sock = socket.socket(socket.AF_UNIX)
+        self._sock.connect(str(sock))
+        self.serial = pexpect.fdpexpect.fdspawn(self._sock.fileno(), encoding="utf-8", codec_errors="replace",
+                                                timeout=60)  # fmt: skip
+        # What the driver read, as it read it (serial.log has the whole console); closed in stop().
+        self.serial.logfile_read = open(self.workdir / "serial-driver.log", "a")  # noqa: SIM115
+
+    def stop(self):
+        if self.qemu and self.qemu.poll() is None:
+            try:
+                self.ssh("systemctl poweroff", check=False, timeout=20)
+                self.qemu.wait(timeout=120)
+            except (subprocess.TimeoutExpired, OSError):
+                self.qemu.kill()
+                self.qemu.wait()
+        if self._sock:
+            self._sock.close()
+        if self.serial:
+            self.serial.logfile_read.close()
+
+    def serial_log(self, tail=60):
+        lines = (self.workdir / "serial.log").read_text(errors="replace").splitlines()
+        return "\n".join(lines[-tail:])
+
+    # -- talking to the guest --------------------------------------------------------------
+
+    def ssh_argv(self, user="root", tty=False):
+        argv = ["ssh", *SSH_OPTIONS, "-p", str(self.ports["ssh"])]
+        if user == "root":
+            argv += ["-i", str(self.key), "-o", "IdentitiesOnly=yes", "-o", "PasswordAuthentication=no"]
+        else:
+            argv += ["-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]
+        if tty:
+            argv.append("-tt")
+        return [*argv, f"{user}@127.0.0.1"]
+
+    def ssh(self, command, check=True, timeout=300, input=None):
+        """Run a shell command as root in the guest; return the CompletedProcess (text)."""
+        result = subprocess.run([*self.ssh_argv(), command], capture_output=True, text=True, timeout=timeout,
+                                input=input)  # fmt: skip
+        if check and result.returncode != 0:
+            raise AssertionError(f"guest: {command!r} -> {result.returncode}\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def scp(self, sources, target):
+        subprocess.run(
+            ["scp", *SSH_OPTIONS, "-i", str(self.key), "-o", "IdentitiesOnly=yes", "-P", str(self.ports["ssh"]),
+             *map(str, sources), f"root@127.0.0.1:{target}"],
+            check=True, capture_output=True, timeout=600,
+        )  # fmt: skip
+
+    def wait_for_ssh(self, timeout=600):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.ssh("true", check=False, timeout=30).returncode == 0:
+                    return
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(3)
+        raise TimeoutError(f"no SSH in {timeout}s; serial console:\n{self.serial_log()}")
+
+    @property
+    def url(self):
+        return f"https://127.0.0.1:{self.ports['https']}"
+
+    def api(self, username, password):
+        """An ApiClient on the console's HTTPS with a token got by signing in (as the CLI does)."""
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        answer = requests.post(f"{self.url}/api/v1/auth/token/", json={"username": username, "password": password,
+                               "name": "image-acceptance"}, verify=False, timeout=60)  # fmt: skip
+        if answer.status_code != 201:
+            raise AssertionError(f"sign-in: {answer.status_code} {answer.text}")
+        client = ApiClient(self.url, answer.json()["token"])
+        client.verify = False  # the console's certificate is self-signed; the tests compare it with the guest's file
+        client.trust_env = False  # else REQUESTS_CA_BUNDLE, where set, would turn verification back on
+        return client
+
+    def wait_until(self, predicate, timeout, what, interval=2):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = predicate()
+                if last:
+                    return last
+            except (requests.RequestException, subprocess.TimeoutExpired, AssertionError) as err:
+                last = err
+            time.sleep(interval)
+        raise TimeoutError(f"{what}: not within {timeout}s (last: {last})")

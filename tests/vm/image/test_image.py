@@ -1,0 +1,273 @@
+"""Acceptance of the built appliance image: boot it, set it up on its serial console, and use it.
+
+Runs in file-name order on one booted appliance (conftest.py). What an operator does after
+downloading the image, and what must hold of the image itself:
+
+- the image as shipped holds no SSH host key, machine-id, secret or log (read offline from
+  the qcow2 with debugfs);
+- first boot asks for the setup on the serial console, refuses a bad answer, and the
+  appliance comes up with fresh keys and secrets;
+- every service runs; the console answers on HTTPS with the certificate made at first boot;
+- signing in through the API, an L7 service and an L4 (IPVS NAT, DLLC) service carry traffic
+  between namespaces inside the guest, and the firewall drops a port nobody configured;
+- ``modinfo ip_vs_dllc``: DKMS built the module for the image's kernel;
+- ``admin`` over SSH lands in the ``fulcrum`` CLI shell, not a Unix shell.
+"""
+
+import json
+import re
+import ssl
+import subprocess
+import time
+
+import pexpect
+import pytest
+import requests
+
+from tests.vm.image.conftest import ARTIFACTS
+
+CLIENT_NET = "10.98.1"  # client namespace <-> appliance
+SERVER_NET = "10.98.2"  # bridge in the appliance <-> the real servers' namespaces
+VIP_NET = "10.98.100.0/24"  # routed to the appliance (a local route), as an upstream router would
+L7_VIP = "10.98.100.10"
+L4_VIP = "10.98.100.20"
+SERVERS = {"s1": f"{SERVER_NET}.11", "s2": f"{SERVER_NET}.12"}
+
+# The guest's lab: a client namespace and two real servers on a bridge, the appliance routing
+# between them. python3 answers each server's name (the image has python3 for the API).
+LAB = f"""
+for ns in fc-client fc-s1 fc-s2; do ip netns pids $ns 2>/dev/null | xargs -r kill; ip netns del $ns 2>/dev/null; done
+ip link del fc-br 2>/dev/null; ip route del local {VIP_NET} dev lo 2>/dev/null
+set -e
+ip netns add fc-client
+ip link add fc-c0 type veth peer name eth0 netns fc-client
+ip addr add {CLIENT_NET}.1/24 dev fc-c0 && ip link set fc-c0 up
+ip -n fc-client addr add {CLIENT_NET}.2/24 dev eth0
+ip -n fc-client link set eth0 up && ip -n fc-client link set lo up
+ip -n fc-client route add default via {CLIENT_NET}.1
+ip link add fc-br type bridge && ip addr add {SERVER_NET}.1/24 dev fc-br && ip link set fc-br up
+ip route add local {VIP_NET} dev lo
+""" + "".join(
+    f"""
+ip netns add fc-{name}
+ip link add fc-{name}0 type veth peer name eth0 netns fc-{name}
+ip link set fc-{name}0 master fc-br up
+ip -n fc-{name} addr add {address}/24 dev eth0
+ip -n fc-{name} link set eth0 up && ip -n fc-{name} link set lo up
+ip -n fc-{name} route add default via {SERVER_NET}.1
+mkdir -p /tmp/www-{name} && echo {name} > /tmp/www-{name}/index.html
+ip netns exec fc-{name} setsid -f python3 -m http.server 80 --directory /tmp/www-{name} >/dev/null 2>&1
+ip netns exec fc-{name} setsid -f python3 -m http.server 8080 --directory /tmp/www-{name} >/dev/null 2>&1
+"""
+    for name, address in SERVERS.items()
+)
+
+
+def debugfs(raw, offset, request):
+    """debugfs's answer to one request on the filesystem at ``offset`` (it reports on stderr)."""
+    result = subprocess.run(
+        ["debugfs", "-R", request, f"{raw}?offset={offset}"], capture_output=True, text=True, check=True
+    )
+    return result.stdout + result.stderr
+
+
+def test_image_holds_no_keys_secrets_or_logs(image, tmp_path):
+    """Read the root filesystem of the shipped qcow2 offline: nothing of a machine is in it."""
+    raw = tmp_path / "disk.raw"
+    subprocess.run(["qemu-img", "convert", "-O", "raw", str(image), str(raw)], check=True)
+    table = subprocess.run(["sfdisk", "--json", str(raw)], capture_output=True, text=True, check=True).stdout
+    parts = json.loads(table)["partitiontable"]
+    sector = parts.get("sectorsize", 512)
+    root = max(parts["partitions"], key=lambda p: p["size"])
+    offset = root["start"] * sector
+    etc_ssh = debugfs(raw, offset, "ls -l /etc/ssh")
+    assert "sshd_config" in etc_ssh, etc_ssh  # the listing works...
+    assert "ssh_host_" not in etc_ssh  # ...and holds no host key
+    machine_id = debugfs(raw, offset, "stat /etc/machine-id")
+    assert re.search(r"Size: 0\b", machine_id), machine_id
+    for path in ("/etc/fulcrum/api.env", "/etc/fulcrum/agent/node.token", "/etc/fulcrum/tls/console.key",
+                 "/var/lib/fulcrum/setup.done", "/root/.ssh/authorized_keys", "/home/admin/.config/fulcrum/config.yaml"):  # fmt: skip
+        assert "File not found" in debugfs(raw, offset, f"stat {path}"), f"{path} is in the image"
+    private = debugfs(raw, offset, "ls /etc/ssl/private")
+    assert not re.search(r"\.(key|pem)\b", private), f"a private key in the image: {private}"
+    logs = tmp_path / "log"
+    logs.mkdir()
+    debugfs(raw, offset, f"rdump /var/log {logs}")
+    total = sum(f.stat().st_size for f in logs.rglob("*") if f.is_file())
+    assert total < 256 * 1024, f"/var/log holds {total} bytes in the image"
+
+
+def test_first_boot_asks_on_serial_and_refuses_bad_answers(appliance):
+    transcript = appliance.transcript
+    assert transcript["refused"], "a bad management address was not refused"
+    timing = (
+        f"TIMING boot to setup prompt {transcript['prompt_seconds']:.0f} s, to SSH {appliance.setup_seconds:.0f} s,"
+        f" to the API on HTTPS {appliance.ready_seconds:.0f} s"
+    )
+    (ARTIFACTS / "timings.txt").write_text(timing + "\n")
+    print(timing)
+
+
+def test_first_boot_made_this_machine_its_own_keys_and_secrets(appliance):
+    out = appliance.ssh(
+        "cat /etc/machine-id; ls /etc/ssh/ssh_host_*_key | wc -l; stat -c '%a %U:%G' /etc/fulcrum/api.env "
+        "/etc/fulcrum/tls/console.key /etc/fulcrum/agent/node.token; grep -c '^FULCRUM_SECRET_KEY=.\\{40,\\}' "
+        "/etc/fulcrum/api.env; hostname"
+    ).stdout.split("\n")
+    assert re.fullmatch(r"[0-9a-f]{32}", out[0]), out
+    assert int(out[1]) >= 2, out  # at least ed25519 and one more
+    assert out[2] == "640 root:fulcrum", out
+    assert out[3].startswith("600 "), out
+    assert out[4].startswith("600 "), out
+    assert out[5] == "1", out
+    assert out[6] == appliance.hostname
+
+
+def test_every_service_runs(appliance):
+    units = "postgresql nginx ssh fulcrum-api fulcrum-agent fulcrum-firewall fulcrum-expire-confirmations"
+    appliance.wait_until(
+        lambda: appliance.ssh(f"systemctl is-active {units}", check=False).returncode == 0, 300, "services active"
+    )
+    failed = appliance.ssh("systemctl --failed --no-legend --plain").stdout.strip()
+    assert failed == "", failed
+    ruleset = appliance.ssh("nft list table inet fulcrum_firewall").stdout
+    assert "policy drop" in ruleset, ruleset
+    # The API runs unprivileged; only the agent runs as root.
+    users = appliance.ssh("ps -o user= -C gunicorn,python3 | sort -u; ps -o user= -C fulcrum-agent").stdout.split()
+    assert users[-1] == "root" and "fulcrum" in users[:-1], users
+
+
+def test_console_on_https_with_its_own_certificate(appliance):
+    page = requests.get(f"{appliance.url}/", verify=False, timeout=60)
+    assert page.status_code == 200 and '<div id="root">' in page.text
+    served = ssl.get_server_certificate(("127.0.0.1", appliance.ports["https"]))
+    on_disk = appliance.ssh("cat /etc/fulcrum/tls/console.crt").stdout
+    assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(on_disk)
+    san = appliance.ssh("openssl x509 -noout -ext subjectAltName -in /etc/fulcrum/tls/console.crt").stdout
+    assert appliance.hostname in san and "10.0.2.15" in san, san
+    plain = requests.get(f"http://127.0.0.1:{appliance.ports['http']}/", allow_redirects=False, timeout=60)
+    assert plain.status_code in (301, 308) and plain.headers["Location"].startswith("https://")
+    assert "Strict-Transport-Security" in page.headers
+
+
+@pytest.fixture(scope="module")
+def services(appliance):
+    """Sign in through the API, make the lab, an L7 and an L4 (DLLC) service, apply."""
+    appliance.ssh(LAB)
+    api = appliance.api("admin", appliance.admin_password)
+    assert api.get("/api/v1/auth/me/").json()["username"] == "admin"
+    node = appliance.wait_until(
+        lambda: [n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == appliance.hostname],
+        120, "the appliance's node registered",
+    )  # fmt: skip
+    web = api.create("/api/v1/pools/", name="web", algorithm="round-robin")
+    api.create("/api/v1/health-checks/", pool=web["id"], type="http", path="/", interval_ms=2000, timeout_ms=1500,
+               rise=1, fall=2)  # fmt: skip
+    fast = api.create("/api/v1/pools/", name="fast", algorithm="dynamic-least-load")
+    for name, address in SERVERS.items():
+        api.create("/api/v1/members/", pool=web["id"], name=name, address=address, port=80)
+        api.create("/api/v1/members/", pool=fast["id"], name=name, address=address, port=8080)
+    api.create("/api/v1/virtual-services/", name="web", vip=L7_VIP, port=80, protocol="http",
+               default_pool=web["id"])  # fmt: skip
+    api.create("/api/v1/virtual-services/", name="fast", vip=L4_VIP, port=8080, protocol="tcp", forwarding="nat",
+               default_pool=fast["id"])  # fmt: skip
+    answer = api.post("/api/v1/revisions/", json={"message": "image acceptance"})
+    assert answer.status_code == 201, answer.text
+    number = answer.json()["number"]
+
+    def applied():
+        revision = next(r for r in api.get("/api/v1/revisions/").json()["results"] if r["number"] == number)
+        states = {n["node"]: n["state"] for n in revision["nodes"]}
+        assert states.get(appliance.hostname) != "failed", revision
+        return states.get(appliance.hostname) == "applied"
+
+    appliance.wait_until(applied, 180, f"revision {number} applied on {appliance.hostname}")
+    return {"api": api, "node": node[0], "revision": number}
+
+
+def client_get(appliance, url, count):
+    """``count`` requests from the client namespace; the bodies (names) in order, "" for a failure."""
+    out = appliance.ssh(
+        f"for i in $(seq {count}); do ip netns exec fc-client curl -s -m 5 {url} || echo; done", timeout=600
+    ).stdout
+    return [line.strip() for line in out.splitlines()]
+
+
+def test_layer7_service_balances_between_the_guest_namespaces(appliance, services):
+    names = appliance.wait_until(
+        lambda: (lambda got: got if set(got) == {"s1", "s2"} else None)(client_get(appliance, f"http://{L7_VIP}/", 6)),
+        120, "both servers answering through the L7 VIP",
+    )  # fmt: skip
+    assert names.count("s1") == names.count("s2") == 3, names
+
+
+def test_layer4_dllc_service_balances_through_ipvs(appliance, services):
+    got = appliance.wait_until(
+        lambda: (lambda g: g if set(g) == {"s1", "s2"} else None)(client_get(appliance, f"http://{L4_VIP}:8080/", 8)),
+        180, "both servers answering through the L4 VIP",
+    )  # fmt: skip
+    assert "" not in got, got
+    table = appliance.ssh(f"ipvsadm -Ln -t {L4_VIP}:8080").stdout
+    assert "dllc" in table, table  # the agent set the kernel scheduler keepalived cannot name
+    assert table.count("Masq") == 2, table
+    info = appliance.ssh("modinfo ip_vs_dllc; uname -r").stdout
+    kernel = info.splitlines()[-1]
+    # Built by DKMS in the image, for the kernel the image boots.
+    assert re.search(rf"filename:\s+/lib/modules/{re.escape(kernel)}/updates/dkms/ip_vs_dllc\.ko", info), info
+    assert re.search(rf"vermagic:\s+{re.escape(kernel)} ", info), info
+
+
+def test_firewall_drops_a_port_nobody_configured(appliance, services):
+    appliance.ssh(f"setsid -f python3 -m http.server 8081 --bind {L7_VIP} >/dev/null 2>&1; sleep 3")
+    assert client_get(appliance, f"http://{L7_VIP}:8081/", 1) == [""]
+    listening = appliance.ssh("ss -Hltn 'sport = :8081'").stdout
+    assert L7_VIP in listening, "the control listener is not there, so the drop proves nothing"
+    # the same listener answers from the appliance itself (lo is allowed): the firewall, not the server, refused
+    assert appliance.ssh(f"curl -s -m 5 -o /dev/null -w '%{{http_code}}' http://{L7_VIP}:8081/").stdout == "200"
+
+
+def test_admin_ssh_login_lands_in_the_fulcrum_cli(appliance, services):
+    argv = appliance.ssh_argv(user="admin", tty=True)
+    shell = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", timeout=120)
+    shell.logfile_read = open(ARTIFACTS / "admin-ssh.log", "w")  # noqa: SIM115 (pexpect writes to it until EOF)
+    shell.expect(r"[Pp]assword:")
+    shell.sendline(appliance.admin_password)
+    shell.expect(r"fulcrum[^\n]*> ")
+    shell.sendline("vs list")
+    shell.expect(r"fast")
+    shell.expect(r"fulcrum[^\n]*> ")
+    assert "web" in shell.before
+    shell.sendline("bash -c id")
+    shell.expect(r"fulcrum[^\n]*> ")
+    assert "uid=" not in shell.before
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+    # One command over SSH runs in the CLI too; a Unix command does not run.
+    plain = appliance.ssh_argv(user="admin")
+    for command, ok in (("vs list", True), ("id", False)):
+        run = pexpect.spawn(plain[0], [*plain[1:], command], encoding="utf-8", timeout=120)
+        run.expect(r"[Pp]assword:")
+        run.sendline(appliance.admin_password)
+        run.expect(pexpect.EOF)
+        run.close()
+        assert (run.exitstatus == 0) is ok, (command, run.before)
+        assert ("uid=" in run.before) is False
+
+
+def test_the_service_survives_a_reboot(appliance, services):
+    started = time.monotonic()
+    appliance.ssh("systemctl reboot", check=False, timeout=30)
+    time.sleep(10)
+    appliance.wait_for_ssh()
+    appliance.ssh(LAB)  # namespaces do not survive a reboot; the configuration must
+    active = "fulcrum-api fulcrum-agent nginx postgresql"
+    appliance.wait_until(lambda: appliance.ssh(f"systemctl is-active {active}", check=False).returncode == 0,
+                         300, "services after the reboot")  # fmt: skip
+    assert appliance.ssh("systemctl is-active 'fulcrum-setup@*'", check=False).stdout.strip() in ("", "inactive")
+    names = appliance.wait_until(
+        lambda: (lambda got: got if set(got) == {"s1", "s2"} else None)(client_get(appliance, f"http://{L7_VIP}/", 4)),
+        300, "the L7 service after a reboot",
+    )  # fmt: skip
+    assert names
+    with open(ARTIFACTS / "timings.txt", "a") as f:
+        f.write(f"TIMING reboot to traffic {time.monotonic() - started:.0f} s\n")
