@@ -82,6 +82,21 @@ def answer(child, expected, reply):
     child.sendline(reply)
 
 
+def answer_all(child, password, gateway=""):
+    """The usual answers (first interface, 10.0.2.15/24, no DNS, lb1) up to the confirmation."""
+    for prompt, reply in (
+        ("interface", ""),
+        ("address", "10.0.2.15/24"),
+        ("gateway", gateway),
+        ("DNS", ""),
+        ("Hostname", "lb1"),
+    ):
+        answer(child, prompt, reply)
+    answer(child, "Admin password (at least 10 characters): ", password)
+    answer(child, "Admin password again: ", password)
+    answer(child, "Apply these settings? [yes/no]: ", "yes")
+
+
 def finish(child):
     child.expect(pexpect.EOF)
     child.close()
@@ -279,17 +294,7 @@ def test_no_at_the_summary_asks_again_with_the_answers_as_defaults(root, command
 
 def test_a_password_the_api_refuses_is_asked_again_before_anything_is_written(root, commands):
     child = spawn(root, commands)
-    for prompt, reply in (
-        ("interface", ""),
-        ("address", "10.0.2.15/24"),
-        ("gateway", ""),
-        ("DNS", ""),
-        ("Hostname", "lb1"),
-    ):
-        answer(child, prompt, reply)
-    answer(child, "Admin password (at least 10 characters): ", REFUSED)
-    answer(child, "Admin password again: ", REFUSED)
-    answer(child, "Apply these settings? [yes/no]: ", "yes")
+    answer_all(child, REFUSED)
     child.expect_exact("The console refused the admin password: This password is too common.")
     child.expect_exact("Admin password (at least 10 characters): ")
     assert not (root / fs.NETWORK_FILE).exists() and not (root / fs.SETUP_DONE).exists()
@@ -306,17 +311,7 @@ def test_the_console_that_finishes_first_applies_and_the_other_stops(root, comma
     serial, vt = spawn(root, commands), spawn(root, commands)
     answer(vt, "Management interface [ens3]: ", "")
     answer(vt, "Management address", "10.9.9.9/24")  # the tty1 operator walks away here
-    for prompt, reply in (
-        ("interface", ""),
-        ("address", "10.0.2.15/24"),
-        ("gateway", "10.0.2.2"),
-        ("DNS", ""),
-        ("Hostname", "lb1"),
-    ):
-        answer(serial, prompt, reply)
-    answer(serial, "Admin password (at least 10 characters): ", PASSWORD)
-    answer(serial, "Admin password again: ", PASSWORD)
-    answer(serial, "Apply these settings? [yes/no]: ", "yes")
+    answer_all(serial, PASSWORD, gateway="10.0.2.2")
     serial.expect_exact("Setup is complete.")
     assert finish(serial) == 0
     vt.expect_exact("Setup was completed on another console.", timeout=5)
@@ -400,17 +395,7 @@ def test_a_seed_with_only_root_keys_asks_everything_and_installs_the_keys(root, 
     (seed / "root_authorized_keys").write_text(key + "\n")
     child = spawn(root, commands, "--seed-dir", str(seed))
     child.expect_exact("It holds no setup answers (setup.conf); asking for them.")
-    for prompt, reply in (
-        ("interface", ""),
-        ("address", "10.0.2.15/24"),
-        ("gateway", ""),
-        ("DNS", ""),
-        ("Hostname", "lb1"),
-    ):
-        answer(child, prompt, reply)
-    answer(child, "Admin password (at least 10 characters): ", PASSWORD)
-    answer(child, "Admin password again: ", PASSWORD)
-    answer(child, "Apply these settings? [yes/no]: ", "yes")
+    answer_all(child, PASSWORD)
     child.expect_exact("Setup is complete.")
     assert finish(child) == 0
     assert (root / fs.ROOT_KEYS).read_text() == key + "\n"
