@@ -76,6 +76,8 @@ check_tools() {
 git_version() {
 	local describe dirty="" re_tag='^v?([0-9][A-Za-z0-9.+~]*)$' re_after='^v?([0-9][A-Za-z0-9.+~]*)-([0-9]+)-g([0-9a-f]+)$'
 	describe=$(git -C "$REPO" describe --tags --always --dirty)
+	# Without a tag, describe gives the bare hash, which may look like a version (1ca5b22).
+	git -C "$REPO" describe --tags --abbrev=0 >/dev/null 2>&1 || re_tag='^$' re_after='^$'
 	if [[ $describe == *-dirty ]]; then
 		describe=${describe%-dirty} dirty=+dirty
 	fi
