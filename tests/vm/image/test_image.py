@@ -21,46 +21,9 @@ import subprocess
 import time
 
 import pexpect
-import pytest
 import requests
 
-from tests.vm.image.conftest import ARTIFACTS
-
-CLIENT_NET = "10.98.1"  # client namespace <-> appliance
-SERVER_NET = "10.98.2"  # bridge in the appliance <-> the real servers' namespaces
-VIP_NET = "10.98.100.0/24"  # routed to the appliance (a local route), as an upstream router would
-L7_VIP = "10.98.100.10"
-L4_VIP = "10.98.100.20"
-SERVERS = {"s1": f"{SERVER_NET}.11", "s2": f"{SERVER_NET}.12"}
-
-# The guest's lab: a client namespace and two real servers on a bridge, the appliance routing
-# between them. python3 answers each server's name (the image has python3 for the API).
-LAB = f"""
-for ns in fc-client fc-s1 fc-s2; do ip netns pids $ns 2>/dev/null | xargs -r kill; ip netns del $ns 2>/dev/null; done
-ip link del fc-br 2>/dev/null; ip route del local {VIP_NET} dev lo 2>/dev/null
-set -e
-ip netns add fc-client
-ip link add fc-c0 type veth peer name eth0 netns fc-client
-ip addr add {CLIENT_NET}.1/24 dev fc-c0 && ip link set fc-c0 up
-ip -n fc-client addr add {CLIENT_NET}.2/24 dev eth0
-ip -n fc-client link set eth0 up && ip -n fc-client link set lo up
-ip -n fc-client route add default via {CLIENT_NET}.1
-ip link add fc-br type bridge && ip addr add {SERVER_NET}.1/24 dev fc-br && ip link set fc-br up
-ip route add local {VIP_NET} dev lo
-""" + "".join(
-    f"""
-ip netns add fc-{name}
-ip link add fc-{name}0 type veth peer name eth0 netns fc-{name}
-ip link set fc-{name}0 master fc-br up
-ip -n fc-{name} addr add {address}/24 dev eth0
-ip -n fc-{name} link set eth0 up && ip -n fc-{name} link set lo up
-ip -n fc-{name} route add default via {SERVER_NET}.1
-mkdir -p /tmp/www-{name} && echo {name} > /tmp/www-{name}/index.html
-ip netns exec fc-{name} setsid -f python3 -m http.server 80 --directory /tmp/www-{name} >/dev/null 2>&1
-ip netns exec fc-{name} setsid -f python3 -m http.server 8080 --directory /tmp/www-{name} >/dev/null 2>&1
-"""
-    for name, address in SERVERS.items()
-)
+from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB, SERVERS  # noqa: F401 (the lab, in conftest.py)
 
 
 def debugfs(raw, offset, request):
@@ -148,41 +111,6 @@ def test_console_on_https_with_its_own_certificate(appliance):
     plain = requests.get(f"http://127.0.0.1:{appliance.ports['http']}/", allow_redirects=False, timeout=60)
     assert plain.status_code in (301, 308) and plain.headers["Location"].startswith("https://")
     assert "Strict-Transport-Security" in page.headers
-
-
-@pytest.fixture(scope="module")
-def services(appliance):
-    """Sign in through the API, make the lab, an L7 and an L4 (DLLC) service, apply."""
-    appliance.ssh(LAB)
-    api = appliance.api("admin", appliance.admin_password)
-    assert api.get("/api/v1/auth/me/").json()["username"] == "admin"
-    node = appliance.wait_until(
-        lambda: [n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == appliance.hostname],
-        120, "the appliance's node registered",
-    )  # fmt: skip
-    web = api.create("/api/v1/pools/", name="web", algorithm="round-robin")
-    api.create("/api/v1/health-checks/", pool=web["id"], type="http", path="/", interval_ms=2000, timeout_ms=1500,
-               rise=1, fall=2)  # fmt: skip
-    fast = api.create("/api/v1/pools/", name="fast", algorithm="dynamic-least-load")
-    for name, address in SERVERS.items():
-        api.create("/api/v1/members/", pool=web["id"], name=name, address=address, port=80)
-        api.create("/api/v1/members/", pool=fast["id"], name=name, address=address, port=8080)
-    api.create("/api/v1/virtual-services/", name="web", vip=L7_VIP, port=80, protocol="http",
-               default_pool=web["id"])  # fmt: skip
-    api.create("/api/v1/virtual-services/", name="fast", vip=L4_VIP, port=8080, protocol="tcp", forwarding="nat",
-               default_pool=fast["id"])  # fmt: skip
-    answer = api.post("/api/v1/revisions/", json={"message": "image acceptance"})
-    assert answer.status_code == 201, answer.text
-    number = answer.json()["number"]
-
-    def applied():
-        revision = next(r for r in api.get("/api/v1/revisions/").json()["results"] if r["number"] == number)
-        states = {n["node"]: n["state"] for n in revision["nodes"]}
-        assert states.get(appliance.hostname) != "failed", revision
-        return states.get(appliance.hostname) == "applied"
-
-    appliance.wait_until(applied, 180, f"revision {number} applied on {appliance.hostname}")
-    return {"api": api, "node": node[0], "revision": number}
 
 
 def client_get(appliance, url, count):
