@@ -25,6 +25,10 @@ declare -A needed=(
 	[xmllint]=libxml2-utils
 	[/usr/share/OVMF/OVMF_CODE_4M.fd]=ovmf
 	[/usr/share/keyrings/debian-archive-keyring.gpg]=debian-archive-keyring
+	# The acceptance tests (tests/vm/image): SSH into the guest, read the image offline.
+	[ssh]=openssh-client
+	[sfdisk]=fdisk
+	[debugfs]=e2fsprogs
 )
 
 missing=()

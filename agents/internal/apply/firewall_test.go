@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,15 +17,6 @@ import (
 func withFirewall(files map[string]string, port string) map[string]string {
 	return with(files, bundle.FirewallFile,
 		"flush set inet fulcrum_firewall services4\nadd element inet fulcrum_firewall services4 { 10.0.0.10 . tcp . "+port+" }\n")
-}
-
-// haproxyAndFirewall returns fake HAProxy and firewall units sharing a
-// journal.
-func haproxyAndFirewall(hap, fw fakeDaemon) (*fakeDaemon, *fakeDaemon, *[]string) {
-	journal := &[]string{}
-	hap.name, hap.journal = "haproxy", journal
-	fw.name, fw.journal = "firewall", journal
-	return &hap, &fw, journal
 }
 
 func TestApplyFirewall(t *testing.T) {
@@ -106,24 +96,13 @@ func TestApplyFirewall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, tt.live, 1)
-			hap, fw, journal := haproxyAndFirewall(tt.hap, tt.fw)
+			hap, fw, journal := twoDaemons(tt.hap, tt.fw, "firewall")
 			a := &Applier{Store: s, HAProxy: hap, Firewall: fw, Logger: slog.New(slog.DiscardHandler)}
 			if tt.unmanaged {
 				a.Firewall = nil
 			}
 			r := a.Apply(context.Background(), tt.bundle)
-			live, err := s.Live()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := []any{*journal, r.State, live}
-			want := []any{tt.wantCalls, tt.wantState, tt.wantLive}
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("[calls, state, live] mismatch (-want +got):\n%s\nmessage: %s", diff, r.Message)
-			}
-			if !strings.Contains(r.Message, tt.wantMsg) {
-				t.Errorf("message %q does not contain %q", r.Message, tt.wantMsg)
-			}
+			checkApply(t, s, r, *journal, tt.wantCalls, tt.wantState, tt.wantLive, tt.wantMsg)
 		})
 	}
 }
@@ -144,7 +123,7 @@ func TestResumeFirewall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, tt.live, 1)
-			hap, fw, journal := haproxyAndFirewall(tt.hap, tt.fw)
+			hap, fw, journal := twoDaemons(tt.hap, tt.fw, "firewall")
 			a := &Applier{Store: s, HAProxy: hap, Firewall: fw, Logger: slog.New(slog.DiscardHandler)}
 			if err := a.Resume(context.Background()); err != nil {
 				t.Fatalf("Resume: %v", err)

@@ -14,13 +14,32 @@ import (
 	"fulcrum/agents/internal/client"
 )
 
-// twoDaemons returns fake HAProxy and keepalived daemons sharing a
-// journal.
-func twoDaemons(hap, ka fakeDaemon) (*fakeDaemon, *fakeDaemon, *[]string) {
+// twoDaemons returns a fake HAProxy and a second fake unit named other
+// (keepalived, the firewall) sharing a journal.
+func twoDaemons(hap, second fakeDaemon, other string) (*fakeDaemon, *fakeDaemon, *[]string) {
 	journal := &[]string{}
 	hap.name, hap.journal = "haproxy", journal
-	ka.name, ka.journal = "keepalived", journal
-	return &hap, &ka, journal
+	second.name, second.journal = other, journal
+	return &hap, &second, journal
+}
+
+// checkApply compares an Apply's daemon calls, state and live set with
+// the wanted ones, and its message with a wanted part.
+func checkApply(t *testing.T, s Store, r client.Report, calls, wantCalls []string, wantState client.State,
+	wantLive map[string]string, wantMsg string) {
+	t.Helper()
+	live, err := s.Live()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{calls, r.State, live}
+	want := []any{wantCalls, wantState, wantLive}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("[calls, state, live] mismatch (-want +got):\n%s\nmessage: %s", diff, r.Message)
+	}
+	if !strings.Contains(r.Message, wantMsg) {
+		t.Errorf("message %q does not contain %q", r.Message, wantMsg)
+	}
 }
 
 // layer4 returns files plus a keepalived part whose keepalived.conf is conf.
@@ -151,24 +170,13 @@ func TestApplyKeepalived(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, tt.live, 1)
-			hap, ka, journal := twoDaemons(tt.hap, tt.ka)
+			hap, ka, journal := twoDaemons(tt.hap, tt.ka, "keepalived")
 			a := &Applier{Store: s, HAProxy: hap, Keepalived: ka, Logger: slog.New(slog.DiscardHandler)}
 			if tt.unmanaged {
 				a.Keepalived = nil
 			}
 			r := a.Apply(context.Background(), tt.bundle)
-			live, err := s.Live()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := []any{*journal, r.State, live}
-			want := []any{tt.wantCalls, tt.wantState, tt.wantLive}
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("[calls, state, live] mismatch (-want +got):\n%s\nmessage: %s", diff, r.Message)
-			}
-			if !strings.Contains(r.Message, tt.wantMsg) {
-				t.Errorf("message %q does not contain %q", r.Message, tt.wantMsg)
-			}
+			checkApply(t, s, r, *journal, tt.wantCalls, tt.wantState, tt.wantLive, tt.wantMsg)
 		})
 	}
 }
@@ -195,7 +203,7 @@ func TestResumeKeepalived(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, tt.live, 1)
-			hap, ka, journal := twoDaemons(tt.hap, tt.ka)
+			hap, ka, journal := twoDaemons(tt.hap, tt.ka, "keepalived")
 			a := &Applier{Store: s, HAProxy: hap, Keepalived: ka, Logger: slog.New(slog.DiscardHandler)}
 			if tt.unmanaged {
 				a.Keepalived = nil
