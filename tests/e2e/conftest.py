@@ -19,8 +19,12 @@ VIP = "10.77.100.10"
 def stack():
     if os.geteuid() != 0:
         pytest.fail("the browser tier needs root (network namespaces for the lab)")
-    if not (WEBUI / "dist" / "index.html").exists():
+    built = WEBUI / "dist" / "index.html"
+    if not built.exists():
         pytest.fail("the console is not built: run `make build`")
+    newer = [p for p in (WEBUI / "src").rglob("*") if p.is_file() and p.stat().st_mtime > built.stat().st_mtime]
+    if newer:
+        pytest.fail(f"the console build is older than {newer[0].relative_to(REPO)}: run `make build`")
     with Lab() as lab, Stack(lab) as stack:
         yield stack
 

@@ -15,6 +15,7 @@ export { ListFilter } from './ListFilter';
 export { PageHeader } from './PageHeader';
 export { PendingChangeNotice, type PendingChangeState } from './PendingChangeNotice';
 export { Panel } from './Panel';
+export { ScrollText } from './ScrollText';
 export { SecretReveal } from './SecretReveal';
 export { SelectField, type SelectOption } from './SelectField';
 export { SortableHeader } from './SortableHeader';

@@ -1,4 +1,4 @@
-import { TableWrap } from '@/components';
+import { ScrollText, TableWrap } from '@/components';
 import { type AuditEntry, type FieldChange, fieldChanges, relatedChanges } from '../types';
 
 function Value({ value }: { value: unknown }) {
@@ -81,7 +81,7 @@ export function AuditEntryDetails({ entry }: { entry: AuditEntry }) {
       {entry.body !== null && entry.body !== undefined ? (
         <div>
           <h3>Request body</h3>
-          <pre className="mono audit-body">{JSON.stringify(entry.body, null, 2)}</pre>
+          <ScrollText label={`Request body of entry ${entry.id}`} className="mono audit-body" text={JSON.stringify(entry.body, null, 2)} />
         </div>
       ) : null}
     </div>

@@ -1,4 +1,4 @@
-import { Badge, type BadgeTone } from '@/components';
+import { Badge, type BadgeTone, ScrollText } from '@/components';
 import { formatDateTime } from '@/lib/format';
 import type { NodeResult, NodeResultState } from '../types';
 
@@ -44,7 +44,7 @@ export function NodeResults({ nodes, revisionNumber }: { nodes: readonly NodeRes
                 <NodeStateBadge state={node.state} />
               </td>
               <td className={node.state === 'failed' ? 'message-failed' : 'muted'}>
-                {node.message ? <pre className="message">{node.message}</pre> : node.state === 'pending' ? 'Waiting for the agent…' : '—'}
+                {node.message ? <ScrollText label={`Message from ${node.node}`} className="message" text={node.message} /> : node.state === 'pending' ? 'Waiting for the agent…' : '—'}
               </td>
               <td className="muted nowrap">{formatDateTime(node.updated_at)}</td>
             </tr>
