@@ -167,7 +167,6 @@ main() {
 	: >"$LOG"
 	check_tools
 	version=$(package_version)
-	# Not fulcrum-<version>: webui/scripts/compress.mjs fails on a "~" in its path.
 	dir=$SRC_PARENT/fulcrum
 	log "version $version"
 	rm -rf "$SRC_PARENT"

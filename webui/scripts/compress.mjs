@@ -2,6 +2,7 @@
 // serves file.gz to browsers that accept it, so the console's ~780 KiB of JS goes as ~200 KiB.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { constants, gzipSync } from 'node:zlib';
 
 const TEXT = /\.(html|js|css|svg|json|map)$/;
@@ -16,7 +17,7 @@ function* files(dir) {
 
 let before = 0;
 let after = 0;
-for (const path of files(new URL('../dist', import.meta.url).pathname)) {
+for (const path of files(fileURLToPath(new URL('../dist', import.meta.url)))) {
   const data = readFileSync(path);
   const packed = gzipSync(data, { level: constants.Z_BEST_COMPRESSION });
   before += data.length;
