@@ -32,10 +32,21 @@ load_modules() {
 	done <"$SYSTEM/modules-load.d/fulcrum.conf"
 }
 
+# The values before this test, restored at exit: later tests in the same guest start
+# from the kernel's defaults (new network namespaces copy the root namespace's
+# net.ipv4.conf.all, so arp_ignore=1 here would silence their ARP).
+declare -A original=()
+restore() {
+	local path
+	for path in "${!original[@]}"; do echo "${original[$path]}" >"$path" || echo "could not restore $path"; done
+}
+trap restore EXIT
+
 # check_key PATH VALUE: PATH under /proc/sys takes VALUE and reads it back
 check_key() {
 	local path=$1 want=$2 got
 	[[ -e $path ]] || { fail "${path#/proc/sys/}: no such key"; return; }
+	[[ -v original[$path] ]] || original[$path]=$(<"$path")
 	echo "$want" >"$path" || { fail "${path#/proc/sys/}: refused $want"; return; }
 	got=$(tr -s '[:space:]' ' ' <"$path")
 	[[ ${got% } == "$want" ]] || fail "${path#/proc/sys/}: wrote '$want', reads '${got% }'"

@@ -167,6 +167,8 @@ check_configuration() {
 join() {
 	local ns=$1 num=$2
 	ip netns add "$ns"
+	# A new namespace copies the root namespace's conf.all: start from the kernel's defaults.
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.arp_announce=0 net.ipv4.conf.all.rp_filter=0
 	ip link add "fr-$num-$$" type veth peer name eth0 netns "$ns"
 	ip link set "fr-$num-$$" master "$br" up
 	ip -n "$ns" addr add "$NET.$num/24" dev eth0
