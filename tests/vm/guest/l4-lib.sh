@@ -157,6 +157,14 @@ http_get() {
 	ip netns exec "$ns" curl -fsS --max-time 5 "$@" "$url" || fail "GET $url from $ns failed"
 }
 
+# http_get_n N NS URL [CURL ARGS...]: N requests, the bodies on one line
+http_get_n() {
+	local n=$1 i answers=()
+	shift
+	for ((i = 0; i < n; i++)); do answers+=("$(http_get "$@")"); done
+	echo "${answers[*]}"
+}
+
 # wait_http NS URL: until URL answers (topology check before IPVS is involved)
 wait_http() {
 	local ns=$1 url=$2

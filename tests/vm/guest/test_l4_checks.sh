@@ -211,12 +211,7 @@ setup_topology() {
 }
 
 # ask_n N URL [CURL ARGS]: N requests from the client, answers on one line
-ask_n() {
-	local n=$1 url=$2 i answers=()
-	shift 2
-	for ((i = 0; i < n; i++)); do answers+=("$(http_get "$client" "$url" "$@")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "${@:2}"; }
 
 ask_tls() { ask_n "$1" "https://$VIP/" -k; }
 ask_udp() { udp_ask "$client" "$VIP" 53 "$1" each | paste -sd ' '; }

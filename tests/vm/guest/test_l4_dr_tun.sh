@@ -100,11 +100,7 @@ setup_topology() {
 }
 
 # ask_n N URL: N requests from the client, answers on one line
-ask_n() {
-	local n=$1 url=$2 i answers=()
-	for ((i = 0; i < n; i++)); do answers+=("$(http_get "$client" "$url")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "$2"; }
 
 tunl0_rx() {
 	ip netns exec "$1" cat /sys/class/net/tunl0/statistics/rx_packets

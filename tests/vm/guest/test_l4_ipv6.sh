@@ -67,11 +67,7 @@ setup_topology() {
 	wait_http "$director" "http://[fd77:3::2]/"
 }
 
-ask_n() {
-	local n=$1 i answers=()
-	for ((i = 0; i < n; i++)); do answers+=("$(http_get "$client" "http://[$VIP]/")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "http://[$VIP]/"; }
 
 check_table() {
 	local table

@@ -62,11 +62,7 @@ setup_topology() {
 }
 
 # ask_n N PORT: N requests (new connections) to VIP:PORT, answers on one line
-ask_n() {
-	local n=$1 port=$2 i answers=()
-	for ((i = 0; i < n; i++)); do answers+=("$(http_get "$client" "http://$VIP:$port/")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "http://$VIP:$2/"; }
 
 # keepalive_client PORT TRIGGER: two HTTP/1.1 keep-alive connections to
 # VIP:PORT; one request on each ("before A B"), then, once the file TRIGGER

@@ -67,11 +67,7 @@ setup_topology() {
 }
 
 # ask_n N PORT: N requests to VIP:PORT from the client, answers on one line
-ask_n() {
-	local n=$1 port=$2 i answers=()
-	for ((i = 0; i < n; i++)); do answers+=("$(http_get "$client" "http://$VIP:$port/")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "http://$VIP:$2/"; }
 
 # The theoretical time keepalived needs to fail a server, from the rendered file.
 read_check_timing() {

@@ -71,12 +71,7 @@ ask() {
 }
 
 # ask_n N PORT [CURL ARGS...]: N requests, answers on one line
-ask_n() {
-	local n=$1 i answers=()
-	shift
-	for ((i = 0; i < n; i++)); do answers+=("$(ask "$@")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "http://$VIP:$2/" "${@:3}"; }
 
 check_table() {
 	local table

@@ -79,12 +79,7 @@ ask() {
 	http_get "$client" "http://$VIP:$port/" "$@"
 }
 
-ask_n() {
-	local n=$1 i answers=()
-	shift
-	for ((i = 0; i < n; i++)); do answers+=("$(ask "$@")"); done
-	echo "${answers[*]}"
-}
+ask_n() { http_get_n "$1" "$client" "http://$VIP:$2/" "${@:3}"; }
 
 # try PORT SOURCE: the answer to one request from SOURCE, or "failed"
 try() {
