@@ -83,8 +83,12 @@ boot_guest() {
 	[[ -z ${FULCRUM_VM_ICOUNT:-} ]] || icount=(-icount "$FULCRUM_VM_ICOUNT")
 	trap stop_qemu EXIT
 	trap 'exit 130' INT TERM
+	# One host thread for all vCPUs (thread=single): with a thread each, a vCPU
+	# can run stale translated code while the kernel patches its text (static
+	# keys, text_poke_bp), and trap on an int3 the kernel has already removed:
+	# an "Oops: int3" in enqueue_entity panicked one full run here.
 	timeout --kill-after=10 "$TIMEOUT" \
-		qemu-system-x86_64 -accel tcg -cpu max -smp "$CPUS" -m "$MEMORY" "${icount[@]}" \
+		qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp "$CPUS" -m "$MEMORY" "${icount[@]}" \
 		-nographic -no-reboot -nic none \
 		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
 		-append "${append[*]}" \
@@ -99,9 +103,20 @@ boot_guest() {
 	return "$rc"
 }
 
+# first_crash: the console's line number of the guest kernel's first oops or panic, if any
+first_crash() { grep -n -m1 -aE 'Oops|BUG:|Kernel panic' "$CONSOLE_LOG" | cut -d: -f1; }
+
+# show_console_tail: the guest kernel's first crash, else the console's last 40 lines
 show_console_tail() {
-	echo "---- last 40 lines of $CONSOLE_LOG ----"
-	tail -n 40 "$CONSOLE_LOG" | tr -d '\r'
+	local crash
+	crash=$(first_crash)
+	if [[ -n $crash ]]; then
+		echo "---- the guest kernel crashed: $CONSOLE_LOG from line $crash ----"
+		tail -n "+$crash" "$CONSOLE_LOG" | head -n 60 | tr -d '\r'
+	else
+		echo "---- last 40 lines of $CONSOLE_LOG ----"
+		tail -n 40 "$CONSOLE_LOG" | tr -d '\r'
+	fi
 	echo "----"
 	[[ ! -f $RESULTS/dmesg.log ]] || echo "guest kernel log: $RESULTS/dmesg.log"
 }
@@ -181,6 +196,7 @@ main() {
 		problem="qemu exited with status $qemu_rc"
 	elif [[ ! -f $RESULTS/finished ]]; then
 		problem="the guest runner did not finish"
+		[[ -z $(first_crash) ]] || problem+=": the guest kernel crashed"
 	elif ! compgen -G "$RESULTS/*.result" >/dev/null; then
 		problem="no test ran"
 	fi
