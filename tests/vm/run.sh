@@ -83,10 +83,10 @@ boot_guest() {
 	[[ -z ${FULCRUM_VM_ICOUNT:-} ]] || icount=(-icount "$FULCRUM_VM_ICOUNT")
 	trap stop_qemu EXIT
 	trap 'exit 130' INT TERM
-	# One host thread for all vCPUs (thread=single): with a thread each, a vCPU
-	# can run stale translated code while the kernel patches its text (static
-	# keys, text_poke_bp), and trap on an int3 the kernel has already removed:
-	# an "Oops: int3" in enqueue_entity panicked one full run here.
+	# One host thread for all vCPUs (thread=single). With a thread each, one full
+	# run panicked on an "Oops: int3" in enqueue_entity: our reading (not
+	# reproduced on demand) is a vCPU running stale translated code while the
+	# kernel patched its text (static keys, text_poke_bp). Costs ~25% of tier time.
 	timeout --kill-after=10 "$TIMEOUT" \
 		qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp "$CPUS" -m "$MEMORY" "${icount[@]}" \
 		-nographic -no-reboot -nic none \
