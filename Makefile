@@ -5,18 +5,20 @@ PY := .venv/bin/python
 PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
-.PHONY: help deps deps-test db migrate openapi build build-agents build-console demo \
+.PHONY: help deps deps-image deps-test db migrate openapi build build-agents build-console demo \
         test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console image debs test-packaging test-image clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-deps: ## install what the appliance needs to run here (apt, venv, npm)
-	@appliance/dev/deps.sh
+deps: ## install what the appliance needs to run here (apt, venv, npm: appliance/dev/packages.txt)
+	@appliance/dev/deps.sh demo
 
-deps-test: ## install what the tests also need (Chromium, QEMU, debootstrap, wrk, httperf)
-	@appliance/dev/deps.sh --with-test
-	@tests/vm/deps.sh
+deps-image: ## make deps, plus what building the packages and images needs (mmdebstrap, GRUB, Packer, lintian)
+	@appliance/dev/deps.sh demo image
+
+deps-test: ## make deps-image, plus what every test tier needs (Chromium, QEMU, socat, wrk, httperf, ...)
+	@appliance/dev/deps.sh demo test image
 
 db: deps ## start the private PostgreSQL cluster under .state/pg
 	@$(PY) -m tests.harness.pg start >/dev/null
@@ -43,13 +45,13 @@ demo: deps build ## run the appliance locally on a lab of network namespaces; Ct
 test: deps-test build ## run every test tier (unit, API, netns, browser, compose, VM, packages, image)
 	@tests/run-tiers.sh lint unit api netns browser compose vm packaging image
 
-test-unit: deps build ## compiler + golden configs checked by haproxy, Go unit tests, console unit tests
+test-unit: deps-test build ## compiler + golden configs checked by haproxy, Go unit tests, console unit tests
 	@tests/run-tiers.sh unit
 
-test-api: deps ## API tests on the real PostgreSQL, OpenAPI drift, the fulcrum CLI against the real API
+test-api: deps-test ## API tests on the real PostgreSQL, OpenAPI drift, the fulcrum CLI against the real API
 	@tests/run-tiers.sh api
 
-test-netns: deps build ## REST -> agent -> real HAProxy -> real servers in network namespaces
+test-netns: deps-test build ## REST -> agent -> real HAProxy -> real servers in network namespaces
 	@tests/run-tiers.sh netns
 
 test-browser: deps-test build ## the console flow in Debian's Chromium (Playwright) against the real stack
@@ -82,17 +84,16 @@ bench-failover: deps-test build ## HA: failover gap by VRRP advert interval (1 s
 bench-console: deps-test build-console ## the console with 1,000 services in Chromium: load, render, filter vs a static page (~2 min)
 	@$(PY) -m tests.bench.consolebench
 
-debs: deps ## the Debian packages for trixie into images/.build/debs (appliance/debian/build.sh; ~2 min)
+debs: deps-image ## the Debian packages for trixie into images/.build/debs (appliance/debian/build.sh; ~2 min)
 	@appliance/debian/build.sh
 
-test-packaging: deps ## the .debs: build, lintian, install in a trixie root, run the API there (root; ~5 min)
+test-packaging: deps-image ## the .debs: build, lintian, install in a trixie root, run the API there (root; ~5 min)
 	@tests/run-tiers.sh packaging
 
 test-image: deps-test ## build the image, boot it, set it up on serial, send traffic, upgrade it (root; ~35 min)
 	@tests/run-tiers.sh image
 
 image: debs ## the appliance: .debs, then the live ISO, qcow2 and OVA in images/.build/out (root; ~12 min)
-	@images/deps.sh
 	@images/build.sh
 
 clean: ## remove build outputs and local state (stops the private PostgreSQL)

@@ -20,7 +20,7 @@ tier_vm()      { tests/vm/run.sh; }
 tier_packaging() { tests/packaging/test_debs.sh; }
 # The appliance image: build the .debs and the images, boot the qcow2, set it up, use it, upgrade it.
 # (Not build.sh's own "check" stage: the acceptance tests boot the qcow2 anyway.)
-tier_image()   { images/deps.sh && appliance/debian/build.sh && images/build.sh rootfs iso qcow2 ova && "${PYTEST[@]}" images/tests tests/vm/image; }
+tier_image()   { appliance/debian/build.sh && images/build.sh rootfs iso qcow2 ova && "${PYTEST[@]}" images/tests tests/vm/image; }
 
 # Leave the private PostgreSQL as we found it: stop it at the end if this run started it.
 pg_was_running=$(.venv/bin/python -c 'from tests.harness import pg; print(int(pg.running()))' 2>/dev/null || echo 0)

@@ -21,7 +21,7 @@
 # no tag exists, 0.9.0~git<commits>.g<hash>; "+dirty" marks uncommitted
 # changes. Every later commit gives a higher version.
 #
-# Needs: debhelper and dh-dkms (installed when missing, as root), Go >= 1.24,
+# Needs: debhelper and dh-dkms (`make deps-image` installs them), Go >= 1.24,
 # Node.js >= 20.19 with npm, and the repository's .venv (`make deps`), or
 # FULCRUM_BUILD_PYTHON naming another Python with pip and the API's
 # requirements. Reuses the Go, npm and pip download caches; rebuilds
@@ -54,14 +54,8 @@ find_go() {
 }
 
 check_tools() {
-	local missing=()
-	command -v dh >/dev/null || missing+=(debhelper)
-	command -v dh_dkms >/dev/null || missing+=(dh-dkms)
-	if ((${#missing[@]})); then
-		((EUID == 0)) || die "missing ${missing[*]}: apt-get install ${missing[*]}"
-		log "installing ${missing[*]}"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$LOG" 2>&1
-	fi
+	command -v dh >/dev/null && command -v dh_dkms >/dev/null ||
+		die "debhelper or dh-dkms is missing: run \`make deps-image\` (appliance/dev/deps.sh demo image)"
 	GO=$(find_go)
 	need_version go "$("$GO" env GOVERSION | sed 's/^go//')" 1.24
 	command -v npm >/dev/null || die "npm is not installed (Node.js >= 20.19 with npm)"

@@ -1,72 +1,65 @@
 #!/usr/bin/env bash
-# Install what `make demo` and `make test` need on Debian 12 (bookworm), idempotently:
-# Debian packages, the Python venv, the console's npm packages. Fast when all is present.
+# Install what this repository needs on a Debian 12 (bookworm) host, idempotently: the Debian
+# packages of appliance/dev/packages.txt for the groups asked for, then the Python venv and the
+# console's npm packages. Fast when all is present.
 #
-#   appliance/dev/deps.sh [--with-test]    (--with-test adds Chromium, QEMU, debootstrap, wrk, httperf)
+#   appliance/dev/deps.sh [GROUP...]     groups: demo (the default), test, image
+#
+# `make deps` asks for demo, `make image` for demo and image, `make deps-test` (and so
+# `make test`) for all three: every tool any tier uses is in place before the first tier runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-with_test=0
-[ "${1:-}" = "--with-test" ] && with_test=1
-
-# command -> Debian package
-packages=(
-  haproxy:haproxy
-  keepalived:keepalived
-  ipvsadm:ipvsadm
-  nginx:nginx-light
-  curl:curl
-  ping:iputils-ping  # ping health checks (HAProxy external check)
-  openssl:openssl
-  ip:iproute2
-  ps:procps
-  runuser:util-linux
-  make:make
-  psql:postgresql-client
-  /usr/lib/postgresql/15/bin/initdb:postgresql
-)
-if [ "$with_test" = 1 ]; then
-  packages+=(
-    chromium:chromium
-    wrk:wrk
-    httperf:httperf  # the DLLC benchmark (seed 002), as the study measured
-    nft:nftables  # the HA tests cut VRRP between two balancers (tests/harness/halab.py)
-    gcc:gcc  # the host test of ip_vs_dllc's selection maths (unit tier)
-    qemu-system-x86_64:qemu-system-x86
-    qemu-img:qemu-utils
-    debootstrap:debootstrap
-    mkfs.ext4:e2fsprogs
-  )
-fi
-
-missing=()
-for entry in "${packages[@]}"; do
-  cmd=${entry%%:*} pkg=${entry#*:}
-  if [[ $cmd == /* ]]; then [ -x "$cmd" ] || missing+=("$pkg"); else command -v "$cmd" >/dev/null || missing+=("$pkg"); fi
+readonly MANIFEST=appliance/dev/packages.txt
+groups=("$@")
+((${#groups[@]})) || groups=(demo)
+for group in "${groups[@]}"; do
+  grep -qE "^$group[[:space:]]" "$MANIFEST" || { echo "deps: no group '$group' in $MANIFEST" >&2; exit 2; }
 done
+
+# have ITEM: a program on the PATH, an absolute file, or module:NAME that python3 imports
+have() {
+  case $1 in
+    /*) [ -e "$1" ] ;;
+    module:*) python3 -c "import ${1#module:}" 2>/dev/null ;;
+    *) command -v "$1" >/dev/null ;;
+  esac
+}
+
+export PATH="$PATH:/usr/sbin:/sbin:/usr/local/go/bin"
+missing=()
+while read -r group package provides; do
+  [[ -n $group && $group != \#* && " ${groups[*]} " == *" $group "* ]] || continue
+  for item in ${provides%%#*}; do
+    if ! have "$item"; then missing+=("$package"); break; fi
+  done
+done <"$MANIFEST"
+# python3 must be Debian's when it is missing altogether: its venv module comes with it.
 command -v python3 >/dev/null || missing+=(python3 python3-venv)
-command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
-command -v node >/dev/null || missing+=(nodejs npm)
 
 if [ ${#missing[@]} -gt 0 ]; then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   echo "deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  apt-get -q update
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
 fi
 # Debian starts these on install; Fulcrum runs its own instances.
-for unit in haproxy keepalived nginx postgresql; do
-  systemctl disable --now "$unit" >/dev/null 2>&1 || true
-done
+if command -v systemctl >/dev/null; then
+  for unit in haproxy keepalived nginx postgresql; do
+    systemctl disable --now "$unit" >/dev/null 2>&1 || true
+  done
+fi
 
 # Toolchains: Debian 12's own Go (1.19) and Node (18) are too old for agents/ and webui/.
-export PATH="$PATH:/usr/local/go/bin"
 need_version() {  # need_version NAME HAVE WANT
   if [ "$(printf '%s\n%s\n' "$3" "$2" | sort -V | head -n1)" != "$3" ]; then
     echo "deps: $1 $2 is too old: Fulcrum needs $1 >= $3 (install it from upstream or Debian trixie)" >&2
     exit 1
   fi
 }
+command -v go >/dev/null || { echo "deps: Go is not on the PATH: Fulcrum needs Go >= 1.24" >&2; exit 1; }
+command -v node >/dev/null || { echo "deps: Node.js is not on the PATH: Fulcrum needs Node.js >= 20.19" >&2; exit 1; }
 need_version go "$(go env GOVERSION | sed 's/^go//')" 1.24
 need_version node "$(node --version | sed 's/^v//')" 20.19
 

@@ -1,7 +1,7 @@
 """images/scripts/make-ova.sh on a small disk: the OVA holds what VMware and VirtualBox read.
 
 A 64 MiB qcow2 with data in two places is packed, then the OVA is read back with tar,
-ElementTree, hashlib and qemu-img (images/deps.sh installs qemu-utils and libxml2-utils).
+ElementTree, hashlib and qemu-img (`make deps-image` installs qemu-utils and libxml2-utils).
 Runs in seconds: `.venv/bin/pytest images/tests/test_make_ova.py`.
 """
 

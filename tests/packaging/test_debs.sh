@@ -54,14 +54,8 @@ parse_args() {
 }
 
 ensure_tools() {
-	local missing=()
-	command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
-	command -v lintian >/dev/null || missing+=(lintian)
-	[[ -e /usr/share/keyrings/debian-archive-keyring.gpg ]] || missing+=(debian-archive-keyring)
-	if ((${#missing[@]})); then
-		log "installing ${missing[*]}"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$LOG" 2>&1
-	fi
+	command -v mmdebstrap >/dev/null && command -v lintian >/dev/null ||
+		die "mmdebstrap or lintian is missing: run \`make deps-image\` (appliance/dev/deps.sh demo image)"
 }
 
 build_debs() {

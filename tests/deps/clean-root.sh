@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Proves on a truly clean Debian 12 root that the project installs what it
+# needs itself: a minimal bookworm (mmdebstrap --variant=minbase: Debian's
+# priority "required" packages and apt, what the dependency audit calls the
+# base system) with nothing added but this host's Go and Node.js toolchains
+# (README asks for them on the PATH) and CA certificates, a clone of this
+# repository, then, chrooted, the dependency installer and `make check`
+# (lint, unit with the dependency audit, api).
+#
+#   tests/deps/clean-root.sh [DIR]     (as root; default DIR /var/tmp/fulcrum-clean-root)
+#
+# DIR is made anew (what a run leaves there is removed first). The clone is of
+# HEAD: commit what you want proven. Output goes to DIR.log as well; the
+# table of make check's tiers ends it. Takes 15-25 minutes cold (downloads:
+# Debian packages, PyPI, npm, Go modules).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+readonly REPO
+readonly ROOT=${1:-/var/tmp/fulcrum-clean-root}
+readonly MIRROR=${FULCRUM_TEST_MIRROR:-http://deb.debian.org/debian}
+
+log() { echo "clean-root: $*" >&2; }
+
+unmount_below() {
+	local mnt
+	awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
+		while read -r mnt; do umount -l "$mnt" || true; done
+}
+
+cleanup() {
+	local link pid
+	for link in /proc/[0-9]*/root; do
+		pid=${link#/proc/} pid=${pid%/root}
+		[[ $(readlink "$link" 2>/dev/null) != "$ROOT" ]] || kill -KILL "$pid" 2>/dev/null || true
+	done
+	unmount_below "$ROOT"
+}
+
+bootstrap() {
+	log "mmdebstrap --variant=minbase bookworm $ROOT"
+	# ca-certificates: the toolchains' registries (PyPI, npm, the Go proxy) are HTTPS.
+	mmdebstrap --variant=minbase --include=ca-certificates bookworm "$ROOT" \
+		"deb $MIRROR bookworm main" "deb $MIRROR bookworm-updates main" \
+		"deb http://deb.debian.org/debian-security bookworm-security main"
+}
+
+copy_toolchains() {
+	local go node
+	go=$(dirname "$(dirname "$(readlink -f "$(command -v go || echo /usr/local/go/bin/go)")")")
+	node=$(readlink -f "$(command -v node)")
+	log "toolchains from this host: Go $("$go/bin/go" env GOVERSION) ($go), Node.js $(node --version) ($node)"
+	mkdir -p "$ROOT/usr/local/go"
+	cp -a "$go/." "$ROOT/usr/local/go/"
+	ln -sf /usr/local/go/bin/go /usr/local/go/bin/gofmt "$ROOT/usr/local/bin/"
+	cp -a "$node" "$ROOT/usr/local/bin/node"
+	mkdir -p "$ROOT/usr/local/lib/node_modules"
+	cp -a "$(dirname "$node")/../lib/node_modules/npm" "$ROOT/usr/local/lib/node_modules/"
+	ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
+	ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
+}
+
+clone() {
+	log "git clone $REPO (HEAD $(git -C "$REPO" rev-parse --short HEAD))"
+	git clone -q "$REPO" "$ROOT/work/fulcrum"
+}
+
+mount_root() {
+	mount -t proc proc "$ROOT/proc"
+	mount --rbind /sys "$ROOT/sys"
+	mount --make-rslave "$ROOT/sys"
+	mount --rbind /dev "$ROOT/dev"
+	mount --make-rslave "$ROOT/dev"
+	mount -t tmpfs -o mode=0755 tmpfs "$ROOT/run"
+	mount -t tmpfs -o mode=1777 tmpfs "$ROOT/tmp"
+	cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+}
+
+main() {
+	((EUID == 0)) || { log "run as root (mmdebstrap, chroot)"; exit 1; }
+	command -v mmdebstrap >/dev/null || { log "mmdebstrap is missing: make deps-image"; exit 1; }
+	exec > >(tee "$ROOT.log") 2>&1
+	cleanup
+	rm -rf "$ROOT"
+	trap cleanup EXIT
+	local start=$SECONDS
+	bootstrap
+	copy_toolchains
+	clone
+	mount_root
+	log "in the root: appliance/dev/deps.sh demo test image, then make check"
+	chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		bash -c 'cd /work/fulcrum && appliance/dev/deps.sh demo test image && make check'
+	log "passed in $((SECONDS - start)) s"
+}
+
+main "$@"
