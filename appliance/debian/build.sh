@@ -14,6 +14,9 @@
 # there (-d: Go, Node.js and Python come from this host, see debian/rules).
 # The .deb files (and the .buildinfo/.changes) land in FULCRUM_DEB_OUT,
 # default images/.build/debs/, replacing the packages of an earlier build.
+# A build is skipped when FULCRUM_DEB_OUT holds the packages of this version
+# built from the same inputs: the staged files' contents, the version and
+# the Go, Node.js and Python that build them (a hash in .source-key there).
 #
 # The version is FULCRUM_VERSION if set (a Debian version without a
 # revision), else derived from `git describe --tags --always --dirty`:
@@ -32,9 +35,10 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly REPO
 readonly BUILD_DIR=$REPO/images/.build
-readonly SRC_PARENT=$BUILD_DIR/src
 readonly OUT=${FULCRUM_DEB_OUT:-$BUILD_DIR/debs}
-readonly LOG=$BUILD_DIR/debs-build.log
+# Beside OUT, so that two builds into two folders (the upgrade test's) can run at once.
+readonly SRC_PARENT=$OUT.src
+readonly LOG=$OUT-build.log
 readonly STAGED_DIRS=(api agents webui appliance)
 readonly PACKAGES=(fulcrum-api fulcrum-console fulcrum-agent fulcrum-loadd fulcrum-cli ip-vs-dllc-dkms fulcrum-appliance)
 # The version before the first tag (see above).
@@ -102,13 +106,37 @@ existing_files() {
 	done
 }
 
-# stage DIR: the working tree's files of STAGED_DIRS (tracked or not, but
-# not ignored) copied into DIR, with appliance/debian/ as DIR/debian/.
+# staged_files: the working tree's files of STAGED_DIRS (tracked or not, but
+# not ignored), NUL-separated, relative to the repository.
+staged_files() {
+	git -C "$REPO" ls-files -z --cached --others --exclude-standard -- "${STAGED_DIRS[@]}" | existing_files
+}
+
+# source_key VERSION: a hash of what the packages are built from.
+source_key() {
+	{
+		echo "$1"
+		"$GO" version
+		node --version
+		"$FULCRUM_BUILD_PYTHON" --version
+		staged_files | (cd "$REPO" && xargs -0 sha256sum)
+	} | sha256sum | cut -c1-16
+}
+
+# up_to_date VERSION KEY: OUT holds every package of VERSION, built from KEY.
+up_to_date() {
+	local pkg
+	[[ $(cat "$OUT/.source-key" 2>/dev/null) == "$2" ]] || return 1
+	for pkg in "${PACKAGES[@]}"; do
+		compgen -G "$OUT/${pkg}_${1}_*.deb" >/dev/null || return 1
+	done
+}
+
+# stage DIR: the staged files copied into DIR, with appliance/debian/ as DIR/debian/.
 stage() {
 	local dir=$1
 	mkdir -p "$dir"
-	git -C "$REPO" ls-files -z --cached --others --exclude-standard -- "${STAGED_DIRS[@]}" |
-		existing_files | tar -C "$REPO" --null -T - -cf - | tar -C "$dir" -xf -
+	staged_files | tar -C "$REPO" --null -T - -cf - | tar -C "$dir" -xf -
 	cp -R "$REPO/appliance/debian" "$dir/debian"
 	rm -f "$dir/debian/build.sh"
 }
@@ -154,20 +182,27 @@ collect() {
 }
 
 main() {
-	local version dir start=$SECONDS
-	mkdir -p "$BUILD_DIR"
-	exec 9>"$BUILD_DIR/.debs.lock"
-	flock -n 9 || die "another build.sh is running (lock: $BUILD_DIR/.debs.lock)"
-	: >"$LOG"
+	local version dir key start=$SECONDS
+	mkdir -p "$OUT"
+	# One build into OUT at a time; the second waits and then finds it up to date.
+	exec 9>"$OUT/.lock"
+	flock 9
 	check_tools
 	version=$(package_version)
+	key=$(source_key "$version")
+	if up_to_date "$version" "$key"; then
+		log "version $version: up to date in $OUT"
+		return
+	fi
+	: >"$LOG"
 	dir=$SRC_PARENT/fulcrum
 	log "version $version"
-	rm -rf "$SRC_PARENT"
+	rm -rf "$SRC_PARENT" "$OUT/.source-key"
 	stage "$dir"
 	write_changelog "$dir" "$version"
 	build "$dir"
 	collect "$version"
+	echo "$key" >"$OUT/.source-key"
 	rm -rf "$SRC_PARENT"
 	log "built in $((SECONDS - start)) s, into $OUT:"
 	(cd "$OUT" && du -h -- *_"$version"_*.deb) >&2
