@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Runs guest tests (tests/vm/guest/test_*.sh) in a QEMU machine booted from
-# the image that build-rootfs.sh makes (and builds first if needed).
+# the image that build-rootfs.sh makes from the appliance's rootfs (the
+# packages, the rootfs and the guest are built first where out of date).
 #
 #   tests/vm/run.sh                  every guest test
 #   tests/vm/run.sh test_ipvs_nat    some of them (ipvs_nat or a path also do)
@@ -12,13 +13,14 @@
 # tests/artifacts/vm/results/. The serial console is kept in
 # tests/artifacts/vm/console.log.
 #
-# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 2400),
-# FULCRUM_VM_TEST_TIMEOUT (s, each test, default 480), FULCRUM_VM_MEMORY
+# Environment: FULCRUM_VM_TIMEOUT (s, whole boot, default 3600),
+# FULCRUM_VM_TEST_TIMEOUT (s, each test, default 600), FULCRUM_VM_MEMORY
 # (MiB, default 1024), FULCRUM_VM_CPUS (default 2), FULCRUM_VM_ARTIFACTS
 # (directory for console.log and results/, default tests/artifacts/vm),
 # FULCRUM_VM_ICOUNT (QEMU -icount, e.g. shift=1: guest time from the
-# instruction count, for benchmarks; off by default); FULCRUM_BENCH_L4_*
-# variables reach the guest's environment.
+# instruction count, for benchmarks; off by default), FULCRUM_JUNIT_DIR (a
+# JUnit file per test there); FULCRUM_BENCH_L4_* variables reach the guest's
+# environment.
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure, on a
 # timeout, or when no test ran.
@@ -31,10 +33,10 @@ readonly REPO
 readonly ARTIFACTS=${FULCRUM_VM_ARTIFACTS:-$REPO/tests/artifacts/vm}
 readonly RESULTS=$ARTIFACTS/results
 readonly CONSOLE_LOG=$ARTIFACTS/console.log
-readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-2400}
+readonly TIMEOUT=${FULCRUM_VM_TIMEOUT:-3600}
 readonly MEMORY=${FULCRUM_VM_MEMORY:-1024}
 readonly CPUS=${FULCRUM_VM_CPUS:-2}
-readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-480}
+readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-600}
 
 log() { echo "vm/run: $*" >&2; }
 
@@ -121,6 +123,15 @@ show_console_tail() {
 	[[ ! -f $RESULTS/dmesg.log ]] || echo "guest kernel log: $RESULTS/dmesg.log"
 }
 
+# junit NAME RESULT: a JUnit file for one guest test in $FULCRUM_JUNIT_DIR, if
+# set (tests/run-tiers.sh counts them)
+junit() {
+	[[ -n ${FULCRUM_JUNIT_DIR:-} ]] || return 0
+	mkdir -p "$FULCRUM_JUNIT_DIR"
+	(cd "$REPO" && .venv/bin/python -m tests.harness.tiers junit "$FULCRUM_JUNIT_DIR/vm-$1.xml" vm "$1" "$2" \
+		"$(cat "$RESULTS/$1.seconds" 2>/dev/null || echo 0)")
+}
+
 # report TEST...: prints one line per test, logs of failures; sets passed/failed
 report() {
 	local name result
@@ -128,9 +139,11 @@ report() {
 	for name in "$@"; do
 		result=$(cat "$RESULTS/$name.result" 2>/dev/null || echo "fail (no result: did not run)")
 		if [[ $result == pass ]]; then
+			junit "$name" ok
 			echo "PASS $name"
 			((++passed))
 		else
+			junit "$name" "$result"
 			echo "FAIL $name: $result"
 			if [[ -f $RESULTS/$name.log ]]; then
 				echo "---- $RESULTS/$name.log ----"
@@ -175,6 +188,10 @@ main() {
 	select_tests "$@"
 	((${#tests[@]})) || { log "no guest tests found"; echo "0 passed, 0 failed"; exit 1; }
 
+	# The guest is made from the appliance's rootfs: the packages and the rootfs
+	# first (each is skipped when up to date).
+	"$REPO/appliance/debian/build.sh"
+	"$REPO/images/build.sh" rootfs
 	image=$("$HERE/build-rootfs.sh" | tail -n 1)
 
 	rm -rf "$RESULTS"

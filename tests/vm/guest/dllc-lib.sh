@@ -29,15 +29,16 @@ readonly RSA=10.77.2.2 RSB=10.77.3.2 RSC=10.77.4.2
 DLLC_VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$DLLC_SRC/dkms.conf")
 readonly DLLC_VERSION
 
-# dllc_install: builds and installs the module with DKMS (dllc_dkms), unless
-# it is installed already (an earlier test of this boot did it), and loads
-# it. Sets DLLC_BUILD_S to the seconds it took (0: nothing to do).
+# dllc_install: builds and installs the module with DKMS (dllc_reinstall:
+# whatever DKMS state an earlier, failed test left goes first), unless it is
+# installed already (an earlier test of this boot did it), and loads it. Sets
+# DLLC_BUILD_S to the seconds it took (0: nothing to do).
 dllc_install() {
 	DLLC_BUILD_S=0
-	if modinfo -n ip_vs_dllc >/dev/null 2>&1; then
+	if modinfo -n ip_vs_dllc >/dev/null 2>&1 && [[ -f $(modinfo -n ip_vs_dllc) ]]; then
 		pretty dkms "ip_vs_dllc already installed: $(modinfo -n ip_vs_dllc)"
 	else
-		dllc_dkms
+		dllc_reinstall
 	fi
 	modprobe ip_vs_dllc
 }

@@ -16,7 +16,7 @@ export HOME=/root LANG=C.UTF-8
 
 readonly GUEST_TESTS=/src/tests/vm/guest
 readonly RESULTS=/results
-readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-480}
+readonly TEST_TIMEOUT=${FULCRUM_VM_TEST_TIMEOUT:-600}
 
 console() { echo "fulcrum-vm: $*" >/dev/console; }
 
@@ -40,6 +40,32 @@ setup_system() {
 	console "kernel $(uname -r), $(nproc) CPU(s), up $(cut -d' ' -f1 /proc/uptime) s"
 }
 
+# reset_state NAME: whatever test NAME left behind goes, so that the next test
+# starts from the same clean state whatever this one did or how it ended (a
+# test killed by its time limit cannot run its own cleanup): every process
+# but this runner, every network namespace, the IPVS table and nftables
+# ruleset. What was left is noted at the end of the test's log.
+reset_state() {
+	local name=$1 pid cmd left=()
+	for pid in /proc/[0-9]*; do
+		pid=${pid#/proc/}
+		((pid != 1 && pid != BASHPID)) || continue
+		cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+		[[ -n $cmd ]] || continue # a kernel thread
+		left+=("$pid $cmd")
+		kill -KILL "$pid" 2>/dev/null
+	done
+	ip -all netns delete 2>/dev/null
+	local ipvs nft
+	ipvs=$(ipvsadm -Sn 2>/dev/null) && ipvsadm -C
+	nft=$(nft list ruleset 2>/dev/null) && nft flush ruleset
+	{
+		((${#left[@]} == 0)) || printf 'runner: killed what the test left running: %s\n' "${left[@]}"
+		[[ -z $ipvs ]] || echo "runner: cleared the IPVS table the test left: ${ipvs//$'\n'/; }"
+		[[ -z $nft ]] || echo "runner: flushed the nftables ruleset the test left"
+	} >>"$RESULTS/$name.log"
+}
+
 run_test() {
 	local name=$1
 	local script=$GUEST_TESTS/$name.sh
@@ -58,6 +84,8 @@ run_test() {
 	else
 		echo "fail $rc" >"$RESULTS/$name.result"
 	fi
+	reset_state "$name"
+	echo "$((SECONDS - start))" >"$RESULTS/$name.seconds"
 	console "$( ((rc == 0)) && echo PASS || echo FAIL) $name ($((SECONDS - start)) s)"
 }
 

@@ -115,7 +115,7 @@ main() {
 		FULCRUM_DLLC_CLIENT_NS="$client" FULCRUM_DLLC_RS2_LOADD_PID="$rs2_loadd" \
 		FULCRUM_DLLC_MODULE="$module" \
 		/results/bin/fulcrum-agent.test -test.run '^TestGuestDLLCFeedback$' -test.v -test.count=1 \
-		-test.timeout=240s
+		-test.timeout=420s
 	dllc_check_dmesg
 }
 
