@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-image deps-test db migrate openapi build build-agents build-console demo \
-        test test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console image debs test-packaging test-image clean
+        test check lint-python lint-django lint-go lint-console test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console image debs test-packaging test-image clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,8 +42,11 @@ build-console: deps ## build the console into webui/dist
 demo: deps build ## run the appliance locally on a lab of network namespaces; Ctrl-C stops it
 	@$(PY) appliance/dev/demo.py
 
-test: deps-test build ## run every test tier (unit, API, netns, browser, compose, VM, packages, image)
-	@tests/run-tiers.sh lint unit api netns browser compose vm packaging image
+test: deps-test build ## run every test tier (unit, API, netns, browser, compose, VM, packages, image) in three lanes
+	@tests/run-tiers.sh --all
+
+check: deps-test build ## the fast loop: lint then unit, beside the API tier (under 5 min warm)
+	@tests/run-tiers.sh lint unit + api
 
 test-unit: deps-test build ## compiler + golden configs checked by haproxy, Go unit tests, console unit tests
 	@tests/run-tiers.sh unit
@@ -57,16 +60,24 @@ test-netns: deps-test build ## REST -> agent -> real HAProxy -> real servers in 
 test-browser: deps-test build ## the console flow in Debian's Chromium (Playwright) against the real stack
 	@tests/run-tiers.sh browser
 
-test-vm: deps-test ## the QEMU tier: IPVS in a Debian trixie guest
+test-vm: deps-test ## the QEMU tier: IPVS, ip_vs_dllc, keepalived in a guest made from the appliance rootfs
 	@tests/run-tiers.sh vm
 
 test-compose: ## docker-compose.yml is valid (compose-spec loader)
 	@tests/run-tiers.sh compose
 
-lint: db ## ruff, Django checks, migrations, OpenAPI and the clients generated from it up to date, gofmt/vet, eslint/tsc
+lint: lint-python lint-django lint-go lint-console ## ruff, Django checks, migrations, OpenAPI and the clients generated from it up to date, gofmt/vet, eslint/tsc
+
+lint-python: deps
 	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+lint-django: db
 	@cd api && ../$(PY) manage.py check --fail-level WARNING && ../$(PY) manage.py makemigrations --check --dry-run >/dev/null
+
+lint-go:
 	@$(MAKE) -s -C agents lint
+
+lint-console: deps
 	@cd webui && npm run --silent lint && npm run --silent check:api
 
 bench: deps-test build ## WebBench mix: Fulcrum-compiled HAProxy vs the direct path (medians, ratios)

@@ -10,6 +10,8 @@ cannot reach the repository (a clone under a private home), the data lives in
 """
 
 import argparse
+import contextlib
+import fcntl
 import glob
 import hashlib
 import os
@@ -93,8 +95,22 @@ def running():
     ).returncode == 0
 
 
+@contextlib.contextmanager
+def _starting():
+    """One start at a time: test tiers run side by side (tests/run-tiers.sh lanes)."""
+    STATE.parent.mkdir(parents=True, exist_ok=True)
+    with open(STATE.parent / "pg.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def start():
     """Create the cluster on first use, start it if stopped; return the DATABASE_URL."""
+    with _starting():
+        return _start()
+
+
+def _start():
     home = _home()
     data, run = home / "data", home / "run"
     if not (data / "PG_VERSION").exists():

@@ -74,7 +74,7 @@ run_lintian() {
 		echo "$out" >&2
 		die "lintian found errors"
 	fi
-	log "lintian: no errors, $(grep -c '^W: ' <<<"$out" || true) warnings ($((SECONDS - start)) s)"
+	echo "  ok  lintian: no errors, $(grep -c '^W: ' <<<"$out" || true) warnings ($((SECONDS - start)) s)" >&2
 }
 
 # The commands mmdebstrap runs in the new root once it is bootstrapped
