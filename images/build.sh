@@ -34,7 +34,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly HERE
 REPO=$(cd "$HERE/.." && pwd)
 readonly REPO
-readonly BUILD=$HERE/.build
+# Physical (.ci/run may make .build a link to a machine-wide cache): unmount_below
+# compares these paths with /proc/mounts.
+BUILD=$(mkdir -p "$HERE/.build" && cd "$HERE/.build" && pwd -P)
+readonly BUILD
 readonly OUT=$BUILD/out
 readonly LOGS=$BUILD/logs
 readonly PKG_CACHE=$BUILD/cache/debs
@@ -67,9 +70,18 @@ show_log_tail() {
 
 hash_of() { sha256sum | cut -c1-16; }
 
-# hash_files PATH...: one hash of the files' names and contents.
+# hash_files PATH...: one hash of the files' names and contents (names from each PATH's own
+# name down: the same files in another clone give the same hash).
 hash_files() {
-	find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum | hash_of
+	local path
+	for path in "$@"; do
+		if [[ -d $path ]]; then
+			(cd "$path" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) |
+				sed "s|  \./|  ${path##*/}/|"
+		else
+			echo "$(sha256sum <"$path" | cut -d' ' -f1)  ${path##*/}"
+		fi
+	done | hash_of
 }
 
 # stamp_ok STAGE STAMP KEY: the stage's output was built from these inputs

@@ -128,7 +128,7 @@ tier_image() {
   batch appliance/debian/build.sh || return 1
   local version upgrade
   version=$(dpkg-deb -f "$(compgen -G 'images/.build/debs/fulcrum-api_*.deb' | head -n 1)" Version)
-  FULCRUM_VERSION=$version+upgrade1 FULCRUM_DEB_OUT=$PWD/$ARTIFACTS/image/upgrade-debs \
+  FULCRUM_VERSION=$version+upgrade1 FULCRUM_DEB_OUT=$PWD/images/.build/upgrade-debs \
     batch appliance/debian/build.sh >"$LOGS/image-upgrade-debs.log" 2>&1 &
   upgrade=$!
   # rootfs and iso apart: the vm lane waits for the rootfs only.

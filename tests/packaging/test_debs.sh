@@ -27,7 +27,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 readonly HERE REPO
-readonly BUILD_DIR=$REPO/images/.build
+# Physical (.ci/run may make .build a link): unmount_below compares paths with /proc/mounts.
+BUILD_DIR=$(mkdir -p "$REPO/images/.build" && cd "$REPO/images/.build" && pwd -P)
+readonly BUILD_DIR
 readonly CACHE=$BUILD_DIR/cache/packaging-debs
 readonly ROOT=$BUILD_DIR/packaging-root
 readonly LOG=$BUILD_DIR/packaging-test.log

@@ -39,9 +39,13 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 readonly HERE REPO
-readonly CACHE=$HERE/.cache
+# Physical paths (.ci/run may make these links to a machine-wide cache): unmount_below
+# compares them with /proc/mounts.
+CACHE=$(mkdir -p "$HERE/.cache" && cd "$HERE/.cache" && pwd -P)
+readonly CACHE
 readonly BUILD_LOG=$CACHE/build.log
-readonly IMAGE_BUILD=$REPO/images/.build
+IMAGE_BUILD=$(mkdir -p "$REPO/images/.build" && cd "$REPO/images/.build" && pwd -P)
+readonly IMAGE_BUILD
 readonly ROOTFS=$IMAGE_BUILD/rootfs
 readonly ROOTFS_STAMP=$IMAGE_BUILD/rootfs.stamp
 readonly PKG_CACHE=$IMAGE_BUILD/cache/debs

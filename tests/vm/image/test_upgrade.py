@@ -33,7 +33,7 @@ def test_upgrade_keeps_the_database_and_the_live_service(appliance, services):
     before = installed_versions(appliance)
     assert set(before) == set(PACKAGES), before
     newer = before["fulcrum-api"] + "+upgrade1"
-    out = ARTIFACTS / "upgrade-debs"
+    out = REPO / "images" / ".build" / "upgrade-debs"  # beside the .debs (built ahead by tests/run-tiers.sh)
     subprocess.run(
         [str(REPO / "appliance" / "debian" / "build.sh")],
         env={**os.environ, "FULCRUM_VERSION": newer, "FULCRUM_DEB_OUT": str(out)},
