@@ -34,6 +34,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly HERE
 REPO=$(cd "$HERE/.." && pwd)
 readonly REPO
+# shellcheck source=appliance/dev/rootlib.sh
+. "$REPO/appliance/dev/rootlib.sh"
 # Physical (.ci/run may make .build a link to a machine-wide cache): unmount_below
 # compares these paths with /proc/mounts.
 BUILD=$(mkdir -p "$HERE/.build" && cd "$HERE/.build" && pwd -P)
@@ -97,14 +99,6 @@ image_version() {
 	else
 		git -C "$REPO" describe --tags --always --dirty 2>/dev/null || echo 0.0.0
 	fi
-}
-
-# Unmounts whatever an interrupted build left below $1, so that removing the
-# folder cannot reach into /proc or the package cache.
-unmount_below() {
-	local dir=$1 mnt
-	awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
-		while read -r mnt; do umount -l "$mnt" || true; done
 }
 
 # run_stage NAME: runs stage_NAME once per build.sh run, timed.

@@ -79,7 +79,7 @@ tier_lint() {
 
 tier_unit() {
   local status=0
-  pytest_junit python api/compiler tests/bench tests/deps appliance/firstboot/tests || status=1
+  pytest_junit python api/compiler tests/bench tests/deps tests/harness appliance/firstboot/tests || status=1
   gotest_junit go agents ./... || status=1
   check ip_vs_dllc-maths make -s -C appliance/kernel/ip_vs_dllc test || status=1
   (cd webui && npm test --silent -- --reporter=default --reporter=junit --outputFile.junit="../$R/console.xml") ||

@@ -19,23 +19,15 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly REPO
+# shellcheck source=appliance/dev/rootlib.sh
+. "$REPO/appliance/dev/rootlib.sh"
 readonly ROOT=${1:-/var/tmp/fulcrum-clean-root}
 readonly MIRROR=${FULCRUM_TEST_MIRROR:-http://deb.debian.org/debian}
 
 log() { echo "clean-root: $*" >&2; }
 
-unmount_below() {
-	local mnt
-	awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
-		while read -r mnt; do umount -l "$mnt" || true; done
-}
-
 cleanup() {
-	local link pid
-	for link in /proc/[0-9]*/root; do
-		pid=${link#/proc/} pid=${pid%/root}
-		[[ $(readlink "$link" 2>/dev/null) != "$ROOT" ]] || kill -KILL "$pid" 2>/dev/null || true
-	done
+	root_processes "$ROOT" | xargs -r kill -KILL 2>/dev/null || true
 	unmount_below "$ROOT"
 }
 

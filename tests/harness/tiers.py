@@ -31,6 +31,15 @@ class Counts:
     failed: int = 0
     skipped: int = 0
 
+    def tally(self, result: str) -> None:
+        """One test's result: ok, skipped, anything else failed."""
+        if result == "ok":
+            self.passed += 1
+        elif result == "skipped":
+            self.skipped += 1
+        else:
+            self.failed += 1
+
     def add(self, other: Counts) -> None:
         self.passed += other.passed
         self.failed += other.failed
@@ -60,12 +69,7 @@ def junit_counts(path: Path) -> Counts:
         return counts
     for case in root.iter("testcase"):
         kinds = {child.tag for child in case}
-        if kinds & {"failure", "error"}:
-            counts.failed += 1
-        elif "skipped" in kinds:
-            counts.skipped += 1
-        else:
-            counts.passed += 1
+        counts.tally("failed" if kinds & {"failure", "error"} else "skipped" if "skipped" in kinds else "ok")
     return counts
 
 
@@ -73,13 +77,7 @@ def check_counts(path: Path) -> Counts:
     """checks.tsv: ``name<TAB>ok|failed|skipped`` lines."""
     counts = Counts()
     for line in path.read_text().splitlines():
-        result = line.split("\t")[1] if "\t" in line else ""
-        if result == "ok":
-            counts.passed += 1
-        elif result == "skipped":
-            counts.skipped += 1
-        else:
-            counts.failed += 1
+        counts.tally(line.split("\t")[1] if "\t" in line else "")
     return counts
 
 
@@ -92,9 +90,9 @@ def tier_counts(directory: Path) -> Counts:
     return counts
 
 
-def read_tiers(tsv: Path = ARTIFACTS / "tiers.tsv") -> list[Tier]:
+def read_tiers() -> list[Tier]:
     tiers = []
-    for line in tsv.read_text().splitlines():
+    for line in (ARTIFACTS / "tiers.tsv").read_text().splitlines():
         name, result, start, end = line.split("\t")
         tier = Tier(name, result, int(start), int(end))
         tier.counts = tier_counts(RESULTS / name)

@@ -27,6 +27,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 readonly HERE REPO
+# shellcheck source=appliance/dev/rootlib.sh
+. "$REPO/appliance/dev/rootlib.sh"
 # Physical (.ci/run may make .build a link): unmount_below compares paths with /proc/mounts.
 BUILD_DIR=$(mkdir -p "$REPO/images/.build" && cd "$REPO/images/.build" && pwd -P)
 readonly BUILD_DIR
@@ -115,32 +117,17 @@ bootstrap_and_install() {
 	log "root ready in $((SECONDS - start)) s ($(du -sm "$ROOT" | cut -f1) MiB)"
 }
 
-# Unmounts whatever is mounted below $1, so that removing it cannot reach
-# into /proc or /dev.
-unmount_below() {
-	local dir=$1 mnt
-	awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
-		while read -r mnt; do umount -l "$mnt" || true; done
-}
-
 # Processes still running in the root (PostgreSQL or gunicorn, should the
 # checks die before stopping them): only those, found by their root.
 stop_root_processes() {
-	local link pid
-	for link in /proc/[0-9]*/root; do
-		pid=${link#/proc/} pid=${pid%/root}
-		if [[ $(readlink "$link" 2>/dev/null) == "$ROOT" ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
-	done
+	root_processes "$ROOT" | xargs -r kill -KILL 2>/dev/null || true
 }
 
 # Something the installation started and left running (it keeps /proc busy).
 report_leftovers() {
-	local link pid
-	for link in /proc/[0-9]*/root; do
-		pid=${link#/proc/} pid=${pid%/root}
-		if [[ $(readlink "$link" 2>/dev/null) == "$ROOT" ]]; then
-			log "left running by the installation: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
-		fi
+	local pid
+	for pid in $(root_processes "$ROOT"); do
+		log "left running by the installation: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
 	done
 	cleanup
 }

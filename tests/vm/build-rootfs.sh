@@ -39,6 +39,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 readonly HERE REPO
+# shellcheck source=appliance/dev/rootlib.sh
+. "$REPO/appliance/dev/rootlib.sh"
 # Physical paths (.ci/run may make these links to a machine-wide cache): unmount_below
 # compares them with /proc/mounts.
 CACHE=$(mkdir -p "$HERE/.cache" && cd "$HERE/.cache" && pwd -P)
@@ -194,14 +196,6 @@ make_disk_image() {
 	# Headroom for what tests write: the guest runs on a snapshot anyway.
 	log "mkfs.ext4 (${used_mib} MiB of files)"
 	mkfs.ext4 -q -F -L fulcrum-root -d "$root" "$image" "$((used_mib * 3 / 2 + 512))M" >>"$BUILD_LOG" 2>&1
-}
-
-# Unmounts whatever an interrupted build left mounted below $1, so that
-# removing the folder cannot reach into /proc or the package cache.
-unmount_below() {
-	local dir=$1 mnt
-	awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
-		while read -r mnt; do umount -l "$mnt" || true; done
 }
 
 build_failed() {
