@@ -18,8 +18,9 @@
 #          the booted appliance's acceptance tests
 #   vm     the vm tier: its guest, made from the appliance rootfs, and the guest tests
 # The QEMU tiers are single-threaded or mostly waiting under TCG; the builds that run
-# beside them are niced. The failover measurements (tests/netns/test_ha.py) run first, while
-# no guest runs: the image and vm lanes boot nothing until they are done.
+# beside them are niced. The failover measurements (the Go TestVRRP* tests and
+# tests/netns/test_ha.py) run first, while no guest runs: the image and vm lanes boot nothing
+# until they are done.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export FULCRUM_DEBUG=1
@@ -29,6 +30,10 @@ readonly TSV=$ARTIFACTS/tiers.tsv
 # While this file exists, no guest may boot (the failover measurements run).
 readonly QUIET=$ARTIFACTS/run/failover-measurements
 readonly GOTESTSUM="go run gotest.tools/gotestsum@v1.13.0 --format pkgname-and-test-fails"
+# Go tests that time failovers (real keepalived in namespaces): with the netns tier's failover
+# measurements, not in the unit tier.
+readonly GO_FAILOVER_TESTS='^TestVRRP'
+
 export PATH="$PATH:/usr/local/go/bin"
 
 # -- how a tier reports its tests --------------------------------------------------------------
@@ -80,7 +85,7 @@ tier_lint() {
 tier_unit() {
   local status=0
   pytest_junit python api/compiler tests/bench tests/deps tests/harness appliance/firstboot/tests || status=1
-  gotest_junit go agents ./... || status=1
+  gotest_junit go agents ./... -skip "$GO_FAILOVER_TESTS" || status=1
   check ip_vs_dllc-maths make -s -C appliance/kernel/ip_vs_dllc test || status=1
   (cd webui && npm test --silent -- --reporter=default --reporter=junit --outputFile.junit="../$R/console.xml") ||
     status=1
@@ -89,9 +94,11 @@ tier_unit() {
 
 tier_api() { pytest_junit api api tests/cli --ignore=api/compiler; }
 
-# The failover measurements first, alone (see the header), then the rest of the tier.
+# The failover measurements first, alone (see the header): the agent's VRRP tests against
+# real keepalived (Go, bounds of a second or two) and test_ha.py; then the rest of the tier.
 tier_netns() {
   local status=0
+  gotest_junit failover-go agents ./internal/ha ./cmd/fulcrum-agent -run "$GO_FAILOVER_TESTS" || status=1
   pytest_junit failover tests/netns/test_ha.py || status=1
   rm -f "$QUIET"
   pytest_junit netns tests/netns --ignore=tests/netns/test_ha.py || status=1

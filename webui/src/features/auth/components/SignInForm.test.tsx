@@ -1,4 +1,4 @@
-import { screen } from '@testing-library/react';
+import { screen, waitFor } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '@/lib/api';
 import { renderWithProviders } from '@/test/render';
@@ -9,7 +9,10 @@ describe('SignInForm', () => {
     const onSubmit = vi.fn();
     const { user } = renderWithProviders(<SignInForm onSubmit={onSubmit} />);
     await user.click(screen.getByRole('button', { name: 'Sign in' }));
-    expect(screen.getByRole('textbox', { name: 'User name' })).toHaveAccessibleDescription('Enter your user name.');
+    // The form validates asynchronously: on a loaded machine the messages may come a moment after the click.
+    await waitFor(() =>
+      expect(screen.getByRole('textbox', { name: 'User name' })).toHaveAccessibleDescription('Enter your user name.'),
+    );
     expect(screen.getByLabelText('Password')).toHaveAccessibleDescription('Enter your password.');
     expect(onSubmit).not.toHaveBeenCalled();
   });
