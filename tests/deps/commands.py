@@ -186,14 +186,9 @@ def _word_text(node) -> str | None:
 
 def shell_uses(source: str, path: str, first_line: int = 0) -> list[Use]:
     tree = _bash().parse(source.encode())
-    functions = set()
     uses = []
 
     def visit(node):
-        if node.type == "function_definition":
-            name = node.child_by_field_name("name")
-            if name is not None:
-                functions.add(name.text.decode())
         if node.type == "command":
             words = []
             previous_end = None
@@ -213,6 +208,7 @@ def shell_uses(source: str, path: str, first_line: int = 0) -> list[Use]:
             visit(child)
 
     visit(tree.root_node)
+    functions = shell_functions(source)
     return [u for u in uses if u.command not in SHELL_BUILTINS and u.command not in functions]
 
 
@@ -391,11 +387,29 @@ def script_file_uses(file: Path) -> list[Use]:
 # -- all -------------------------------------------------------------------------------------
 
 
+def shell_functions(source: str) -> set[str]:
+    """The names of the functions a shell file defines."""
+    names = set()
+
+    def visit(node):
+        if node.type == "function_definition" and (name := node.child_by_field_name("name")) is not None:
+            names.add(name.text.decode())
+        for child in node.children:
+            visit(child)
+
+    visit(_bash().parse(source.encode()).root_node)
+    return names
+
+
 def host_uses() -> dict[str, list[Use]]:
     """Every program the host runs, with each place that runs it."""
     uses = []
+    functions = set()  # those of a file the scripts source (appliance/dev/rootlib.sh) too
     for file in _files(SHELL_FILES):
         uses += shell_file_uses(file)
+        functions |= shell_functions(file.read_text())
+    shell_paths = {str(f.relative_to(REPO)) for f in _files(SHELL_FILES)}
+    uses = [u for u in uses if not (u.path in shell_paths and u.command in functions)]
     for file in _files(PYTHON_FILES):
         uses += python_file_uses(file)
     for file in _files(GO_FILES):

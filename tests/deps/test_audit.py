@@ -32,6 +32,8 @@ def test_the_scan_finds_what_the_tiers_are_known_to_run(uses):
     known = {"haproxy", "keepalived", "nft", "socat", "xorriso", "qemu-system-x86_64", "qemu-img", "mmdebstrap",
              "psql", "initdb", "lintian", "packer", "mksquashfs", "cc", "npm", "/usr/bin/chromium"}  # fmt: skip
     assert known <= set(uses), known - set(uses)
+    # Shell functions are not programs, those of a file the scripts source included.
+    assert not {"unmount_below", "root_processes", "log", "die"} & set(uses)
 
 
 def test_a_program_that_nothing_installs_is_reported(entries):
