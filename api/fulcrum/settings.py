@@ -11,6 +11,8 @@ FULCRUM_SESSION_HOURS  idle hours after which a console session ends (default 12
 FULCRUM_TRUSTED_PROXIES comma-separated addresses/networks of reverse proxies whose
                        X-Forwarded-For is believed (audit log, sign-in throttles), and whose
                        X-Forwarded-Proto tells Django a request came over HTTPS; default none
+FULCRUM_LOGIN_RATE     sign-in attempts allowed per client address, as "<n>/<s|min|hour|day>"
+                       (default 10/min; each API worker process counts its own)
 FULCRUM_LOGIN_FAILURES failed sign-ins that lock a username (default 5) ...
 FULCRUM_LOGIN_WINDOW   ... within this many seconds, and for as long (default 900)
 FULCRUM_SNAPSHOT_REUSE_S seconds the pending changes and advice may reuse a snapshot (default 30)
@@ -18,6 +20,7 @@ FULCRUM_RESTORE_MAX_BYTES the largest backup a restore takes (default 64 MiB; ot
 """
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -119,6 +122,9 @@ if FULCRUM_TRUSTED_PROXIES:
     # Behind a TLS proxy (the appliance's nginx), a request is secure when the proxy says so:
     # CSRF's origin check then compares https:// origins, and request.is_secure() holds.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+FULCRUM_LOGIN_RATE = os.environ.get("FULCRUM_LOGIN_RATE", "10/min")
+if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", FULCRUM_LOGIN_RATE):
+    raise RuntimeError(f"FULCRUM_LOGIN_RATE must be like 10/min (n per s, min, hour or day): {FULCRUM_LOGIN_RATE!r}")
 FULCRUM_LOGIN_FAILURES = int(os.environ.get("FULCRUM_LOGIN_FAILURES", "5"))
 FULCRUM_LOGIN_WINDOW = int(os.environ.get("FULCRUM_LOGIN_WINDOW", "900"))
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
@@ -138,7 +144,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_PARSER_CLASSES": ["fulcrum.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "fulcrum.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+    "DEFAULT_THROTTLE_RATES": {"login": FULCRUM_LOGIN_RATE},
 }
 # The largest request body (JSON); larger ones get 413 (fulcrum.limits), chunked ones too.
 BODY_LIMIT = 1024 * 1024

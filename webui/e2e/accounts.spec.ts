@@ -27,10 +27,7 @@ async function openPage(page: Page, label: string, heading: string) {
 }
 
 async function signInAs(page: Page, username: string, password: string) {
-  await page.goto('/sign-in');
-  await page.getByLabel('User name').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signIn(page, { username, password });
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
 }
 

@@ -1,8 +1,13 @@
-"""Sign-in throttles: per client address (the ``login`` rate, 10/min) and per username
-(5 failures in 15 minutes lock it, whatever address they come from; a success resets)."""
+"""Sign-in throttles: per client address (the ``login`` rate, FULCRUM_LOGIN_RATE, 10/min) and
+per username (5 failures in 15 minutes lock it, whatever address they come from; a success resets)."""
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
+import pytest
 from django.utils import timezone
 from rest_framework.test import APITestCase
 
@@ -83,3 +88,23 @@ class ThrottleTest(APITestCase):
         for i in range(5):
             self.sign_in("x", f"203.0.113.{i}", username="ghost")
         self.assertEqual(self.sign_in("x", "203.0.113.9", username="ghost").status_code, 429)
+
+
+def _login_rate(value):
+    """What the settings make of FULCRUM_LOGIN_RATE=value, read by a fresh interpreter."""
+    code = "from fulcrum import settings; print(settings.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']['login'])"
+    env = {**os.environ, "FULCRUM_DEBUG": "1", "FULCRUM_LOGIN_RATE": value}
+    api = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-c", code], cwd=api, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_login_rate_comes_from_the_environment():
+    proc = _login_rate("30/min")
+    assert (proc.returncode, proc.stdout.strip()) == (0, "30/min"), proc.stderr
+
+
+@pytest.mark.parametrize("value", ["", "0/min", "10", "10/fortnight", "ten/min", "10/min; x"])
+def test_a_bad_login_rate_stops_the_api_from_starting(value):
+    proc = _login_rate(value)
+    assert proc.returncode != 0
+    assert "FULCRUM_LOGIN_RATE must be like 10/min" in proc.stderr

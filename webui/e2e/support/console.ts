@@ -19,8 +19,12 @@ export async function signIn(page: Page, who: { username: string; password: stri
   await page.getByLabel('User name').fill(who.username);
   await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => url.pathname !== '/sign-in');
-  await expect(page.locator('main#main')).toBeVisible();
+  // Either the console or the form's refusal (wrong password, throttled): a refusal fails
+  // at once with its words instead of waiting out the test for a page that never comes.
+  const refusal = page.locator('main.sign-in').getByRole('alert');
+  await expect(page.locator('main#main').or(refusal).first()).toBeVisible({ timeout: 60_000 });
+  if (await refusal.isVisible()) throw new Error(`sign-in refused: ${await refusal.textContent()}`);
+  expect(new URL(page.url()).pathname).not.toBe('/sign-in');
 }
 
 /** Waits until the page at `path` has its h1 and nothing is still loading; returns the h1 text. */
