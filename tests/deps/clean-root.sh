@@ -5,9 +5,9 @@
 # needs itself: a minimal bookworm (mmdebstrap --variant=minbase: Debian's
 # priority "required" packages and apt, what the dependency audit calls the
 # base system) with nothing added but this host's Go and Node.js toolchains
-# (README asks for them on the PATH) and CA certificates, a clone of this
-# repository, then, chrooted, the dependency installer and `make check`
-# (lint, unit with the dependency audit, api).
+# (README asks for them on the PATH), CA certificates (with the host's own)
+# and a clone of this repository, then, chrooted, the dependency installer
+# and `make check` (lint, unit with the dependency audit, api).
 #
 #   tests/deps/clean-root.sh [DIR]     (as root; default DIR /var/tmp/fulcrum-clean-root)
 #
@@ -37,6 +37,12 @@ bootstrap() {
 	mmdebstrap --variant=minbase --include=ca-certificates bookworm "$ROOT" \
 		"deb $MIRROR bookworm main" "deb $MIRROR bookworm-updates main" \
 		"deb http://deb.debian.org/debian-security bookworm-security main"
+	# The host's own certificate authorities (a site's TLS proxy, say): what this machine
+	# trusts, the root must too, or the registries above are unreachable from it.
+	if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+		cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+		chroot "$ROOT" update-ca-certificates >/dev/null
+	fi
 }
 
 copy_toolchains() {
