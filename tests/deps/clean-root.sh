@@ -6,7 +6,7 @@
 # priority "required" packages and apt, what the dependency audit calls the
 # base system) with nothing added but this host's Go and Node.js toolchains
 # (README asks for them on the PATH), CA certificates (with the host's own)
-# and a clone of this repository, then, chrooted, the dependency installer
+# and a clone of this repository, then, inside it, the dependency installer
 # and `make check` (lint, unit with the dependency audit, api).
 #
 #   tests/deps/clean-root.sh [DIR]     (as root; default DIR /var/tmp/fulcrum-clean-root)
@@ -76,8 +76,24 @@ mount_root() {
 	cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 }
 
+# Runs a command with the root as /, in a mount namespace of its own where the root is a
+# mount pivoted to, not a chroot: the kernel refuses a chrooted process new user namespaces
+# (the tests' nft checks), and `ip netns exec` needs / to be a mount it can make a slave.
+in_root() {
+	unshare --mount --propagation private -- /bin/sh -c '
+		set -e
+		mount --rbind "$1" "$1"
+		cd "$1"
+		mkdir -p .host
+		pivot_root . .host
+		umount -l /.host
+		rmdir /.host
+		shift
+		exec "$@"' in_root "$ROOT" "$@"
+}
+
 main() {
-	((EUID == 0)) || { log "run as root (mmdebstrap, chroot)"; exit 1; }
+	((EUID == 0)) || { log "run as root (mmdebstrap, mounts, namespaces)"; exit 1; }
 	command -v mmdebstrap >/dev/null || { log "mmdebstrap is missing: make deps-image"; exit 1; }
 	exec > >(tee "$ROOT.log") 2>&1
 	cleanup
@@ -91,7 +107,7 @@ main() {
 	log "in the root: appliance/dev/deps.sh demo test image, then make check"
 	# Node.js trusts only its own copy of the public authorities unless told (a host does it
 	# in its npmrc): the root's store, which has the host's own, is added to it.
-	chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+	in_root /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
 		bash -c 'cd /work/fulcrum && appliance/dev/deps.sh demo test image && make check'
