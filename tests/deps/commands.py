@@ -97,6 +97,7 @@ WRAPPERS = {
 }
 # Options of wrappers that take a value (so the value is not the command).
 WRAPPER_OPTIONS_WITH_VALUE = {"-u", "-k", "--kill-after", "-s", "--signal", "-n", "-w", "-g", "-t", "-I", "-P", "-E"}
+WRAPPER_OPTIONS_WITH_VALUE |= {"--propagation"}  # unshare --propagation private
 
 
 @dataclass(frozen=True, order=True)

@@ -61,6 +61,7 @@ def test_a_false_manifest_line_is_reported():
         ("timeout --kill-after=10 30 qemu-system-x86_64 -m 1", ["timeout", "qemu-system-x86_64"]),
         ("ip netns exec fc-cl curl -s http://x/ | grep -q ok", ["ip", "curl", "grep"]),
         ("runuser -u postgres -- psql -c 'select 1'", ["runuser", "psql"]),
+        ("unshare --mount --propagation private -- pivot_root . old", ["unshare", "pivot_root"]),
         ("sh -c 'socat - TCP:x:1; xorriso -version' && chroot \"$root\" apt-get install x", ["sh", "socat", "xorriso", "chroot"]),
         ('A=1 B=$x/y-$z.log packer build t.pkr.hcl', ["packer"]),
         ('"$GO" build ./...; f() { lintian "$1"; }; f x', ["lintian"]),
