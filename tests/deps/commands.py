@@ -96,8 +96,10 @@ WRAPPERS = {
     "ssh": None,
 }
 # Options of wrappers that take a value (so the value is not the command).
-WRAPPER_OPTIONS_WITH_VALUE = {"-u", "-k", "--kill-after", "-s", "--signal", "-n", "-w", "-g", "-t", "-I", "-P", "-E"}
-WRAPPER_OPTIONS_WITH_VALUE |= {"--propagation"}  # unshare --propagation private
+WRAPPER_OPTIONS_WITH_VALUE = {
+    *("-u", "-k", "--kill-after", "-s", "--signal", "-n", "-w", "-g", "-t", "-I", "-P", "-E"),
+    "--propagation",  # unshare --propagation private
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -406,10 +408,11 @@ def host_uses() -> dict[str, list[Use]]:
     """Every program the host runs, with each place that runs it."""
     uses = []
     functions = set()  # those of a file the scripts source (appliance/dev/rootlib.sh) too
-    for file in _files(SHELL_FILES):
+    shell_files = _files(SHELL_FILES)
+    for file in shell_files:
         uses += shell_file_uses(file)
         functions |= shell_functions(file.read_text())
-    shell_paths = {str(f.relative_to(REPO)) for f in _files(SHELL_FILES)}
+    shell_paths = {str(f.relative_to(REPO)) for f in shell_files}
     uses = [u for u in uses if not (u.path in shell_paths and u.command in functions)]
     for file in _files(PYTHON_FILES):
         uses += python_file_uses(file)
