@@ -148,7 +148,7 @@ report() {
 			if [[ -f $RESULTS/$name.log ]]; then
 				echo "---- $RESULTS/$name.log ----"
 				cat "$RESULTS/$name.log"
-				echo "----"
+				echo "---- end of $name.log; FAIL $name: $result"
 			fi
 			((++failed))
 		fi

@@ -69,7 +69,7 @@ reset_state() {
 run_test() {
 	local name=$1
 	local script=$GUEST_TESTS/$name.sh
-	local start=$SECONDS rc=0
+	local start=$SECONDS rc=0 reason
 	console "RUN  $name"
 	if [[ -f $script ]]; then
 		(cd /tmp && timeout --kill-after=10 "$TEST_TIMEOUT" bash "$script") \
@@ -82,7 +82,10 @@ run_test() {
 	if ((rc == 0)); then
 		echo pass >"$RESULTS/$name.result"
 	else
-		echo "fail $rc" >"$RESULTS/$name.result"
+		# the first FAIL line of the log names the reason in the summary (a
+		# long log is cut in the middle by whoever shows it)
+		reason=$(grep -m1 -E '^FAIL|^timed out' "$RESULTS/$name.log" || true)
+		echo "fail $rc${reason:+: $reason}" >"$RESULTS/$name.result"
 	fi
 	reset_state "$name"
 	echo "$((SECONDS - start))" >"$RESULTS/$name.seconds"
