@@ -32,7 +32,7 @@ from fulcrum.parsers import strict_json
 
 logger = logging.getLogger(__name__)
 
-SECRET_WORDS = ("password", "passphrase", "private_key", "secret", "token")
+SECRET_WORDS = ("password", "passphrase", "private_key", "secret", "token", "join_code")
 CHANGED, SECRET = "(changed)", "(secret)"
 # Models whose rows are bookkeeping, not operator intent (or far too large to copy).
 NOT_AUDITED = {

@@ -39,3 +39,5 @@ class AuditAction:
     TOKEN_CREATE = "token-create"
     PASSWORD_CHANGE = "password-change"
     AUTOMATIC_ROLLBACK = "automatic-rollback"
+    APPLIANCE_JOIN = "appliance-join"
+    APPLIANCE_JOIN_REFUSED = "appliance-join-refused"

@@ -3,8 +3,10 @@
 import hashlib
 import secrets
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from compiler import rules
 from fulcrum.concurrency import version_field
@@ -205,3 +207,49 @@ class HaEvent(models.Model):
 
     def __str__(self):
         return f"{self.at} {self.node} {self.group}: {self.old_state} -> {self.new_state}"
+
+
+class JoinCodeState(models.TextChoices):
+    USABLE = "usable"
+    USED = "used"
+    EXPIRED = "expired"
+
+
+class JoinCode(models.Model):
+    """A one-time code that lets a new appliance join this cluster (Nodes → Add appliance).
+
+    The code is ``ID-SECRET`` (see ``cluster.join``): the ID finds the row, the secret is
+    kept because the discovery answer is signed with it (the joining appliance checks that
+    signature before it trusts this appliance's certificate, as kubeadm's bootstrap tokens
+    do). It works once and for ``cluster.join.TTL``; using it clears the secret.
+    """
+
+    code_id = models.CharField(max_length=8, unique=True, editable=False)
+    secret = models.CharField(max_length=32, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(editable=False)
+    used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    node = models.ForeignKey(
+        Node,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        help_text="The appliance that joined with the code.",
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"join code {self.code_id}"
+
+    @property
+    def state(self):
+        if self.used_at is not None:
+            return JoinCodeState.USED
+        return JoinCodeState.USABLE if self.expires_at > timezone.now() else JoinCodeState.EXPIRED

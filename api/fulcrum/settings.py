@@ -17,6 +17,11 @@ FULCRUM_LOGIN_FAILURES failed sign-ins that lock a username (default 5) ...
 FULCRUM_LOGIN_WINDOW   ... within this many seconds, and for as long (default 900)
 FULCRUM_SNAPSHOT_REUSE_S seconds the pending changes and advice may reuse a snapshot (default 30)
 FULCRUM_RESTORE_MAX_BYTES the largest backup a restore takes (default 64 MiB; other bodies: 1 MiB)
+FULCRUM_VERSION        the package version (default: fulcrum/version.txt, which the package
+                       build writes, else "dev"); a joining appliance must run the same
+FULCRUM_CONSOLE_CERT   the console's certificate, which a joining appliance pins
+                       (default /etc/fulcrum/tls/console.crt, made at first boot)
+FULCRUM_JOIN_MAX_SKEW_S how far a joining appliance's clock may be off (default 60 s)
 """
 
 import os
@@ -127,6 +132,12 @@ if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", FUL
     raise RuntimeError(f"FULCRUM_LOGIN_RATE must be like 10/min (n per s, min, hour or day): {FULCRUM_LOGIN_RATE!r}")
 FULCRUM_LOGIN_FAILURES = int(os.environ.get("FULCRUM_LOGIN_FAILURES", "5"))
 FULCRUM_LOGIN_WINDOW = int(os.environ.get("FULCRUM_LOGIN_WINDOW", "900"))
+_VERSION_FILE = BASE_DIR / "fulcrum" / "version.txt"
+FULCRUM_VERSION = os.environ.get("FULCRUM_VERSION") or (
+    _VERSION_FILE.read_text().strip() if _VERSION_FILE.exists() else "dev"
+)
+FULCRUM_CONSOLE_CERT = os.environ.get("FULCRUM_CONSOLE_CERT", "/etc/fulcrum/tls/console.crt")
+FULCRUM_JOIN_MAX_SKEW_S = int(os.environ.get("FULCRUM_JOIN_MAX_SKEW_S", "60"))
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
 # recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
 FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))
@@ -144,7 +155,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_PARSER_CLASSES": ["fulcrum.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "fulcrum.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": FULCRUM_LOGIN_RATE},
+    # Joining an appliance guesses no password either: the same rate per address.
+    "DEFAULT_THROTTLE_RATES": {"login": FULCRUM_LOGIN_RATE, "join": FULCRUM_LOGIN_RATE},
 }
 # The largest request body (JSON); larger ones get 413 (fulcrum.limits), chunked ones too.
 BODY_LIMIT = 1024 * 1024
@@ -168,6 +180,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "VrrpStateEnum": "cluster.models.VrrpState",
+        "JoinCodeStateEnum": "cluster.models.JoinCodeState",
         "StatusEnum": "fulcrum.schema.error_page_statuses",
         "HealthStatusEnum": "telemetry.choices.HealthStatus",
         "ServiceStateEnum": "telemetry.choices.ServiceState",

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 
 from tests.harness.stack import REPO, Stack, build_agent, free_port
 
@@ -366,6 +367,24 @@ def test_node_standby(cli):
     assert cli.json("revisions")[0]["message"] == "runtime: node lb1 back in service"
     assert cli.ok("pending").startswith(f"Nothing to apply: the objects are as in revision {number + 2}.")
     cli("node", "standby", "lb9", check_code=3)
+
+
+def test_join_code_create_join_list_and_revoke(cli, stack):
+    out = cli.ok("join-code", "create")
+    code = out.splitlines()[1].rsplit(" ", 1)[1]
+    assert out.startswith(f"Created join-code {code[:4]} (id ") and "Join code (shown only now; it works once" in out
+    # The new appliance's side, as its first boot does it: the code, its name, address, version and clock.
+    body = {"join_code": code, "name": "lb2", "address": "192.0.2.202", "version": "dev",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
+    answer = requests.post(f"{stack.url}/api/v1/cluster/join/", json=body, timeout=30)
+    assert answer.status_code == 201, answer.text
+    assert cli.json("node", "show", "lb2")["address"] == "192.0.2.202"
+    [used] = cli.json("join-code", "list")
+    assert (used["code_id"], used["state"], used["node"]) == (code[:4], "used", "lb2")
+    spare = cli.ok("join-code", "create", "-q").strip()
+    assert cli.ok("join-code", "delete", spare[:4]) == f"Deleted join-code {spare[:4]}.\n"
+    assert [c["code_id"] for c in cli.json("join-code", "list")] == [code[:4]]
+    cli.ok("node", "delete", "lb2")
 
 
 def test_a_viewer_may_read_but_not_change(cli, stack, tmp_path):

@@ -413,6 +413,27 @@ func (e HttpReuseEnum) Valid() bool {
 	}
 }
 
+// Defines values for JoinCodeStateEnum.
+const (
+	Expired JoinCodeStateEnum = "expired"
+	Usable  JoinCodeStateEnum = "usable"
+	Used    JoinCodeStateEnum = "used"
+)
+
+// Valid indicates whether the value is a known member of the JoinCodeStateEnum enum.
+func (e JoinCodeStateEnum) Valid() bool {
+	switch e {
+	case Expired:
+		return true
+	case Usable:
+		return true
+	case Used:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyTypeEnum.
 const (
 	EcdsaP256 KeyTypeEnum = "ecdsa-p256"
@@ -2054,6 +2075,76 @@ type IpvsSyncRequest struct {
 	Version *int `json:"version,omitempty"`
 }
 
+// JoinCode A join code as listed: never the code itself, which only its creation shows.
+type JoinCode struct {
+	CodeId    *string            `json:"code_id,omitempty"`
+	CreatedAt *time.Time         `json:"created_at,omitempty"`
+	CreatedBy *string            `json:"created_by,omitempty"`
+	ExpiresAt *time.Time         `json:"expires_at,omitempty"`
+	Id        *int               `json:"id,omitempty"`
+	Node      *string            `json:"node,omitempty"`
+	State     *JoinCodeStateEnum `json:"state,omitempty"`
+	UsedAt    *time.Time         `json:"used_at,omitempty"`
+}
+
+// JoinCodeCreated A new join code, with the code itself: this answer is the only place it is shown.
+type JoinCodeCreated struct {
+	// Code The code to give the new appliance; shown only here.
+	Code      *string            `json:"code,omitempty"`
+	CodeId    *string            `json:"code_id,omitempty"`
+	CreatedAt *time.Time         `json:"created_at,omitempty"`
+	CreatedBy *string            `json:"created_by,omitempty"`
+	ExpiresAt *time.Time         `json:"expires_at,omitempty"`
+	Id        *int               `json:"id,omitempty"`
+	Node      *string            `json:"node,omitempty"`
+	State     *JoinCodeStateEnum `json:"state,omitempty"`
+	UsedAt    *time.Time         `json:"used_at,omitempty"`
+}
+
+// JoinCodeStateEnum * `usable` - Usable
+// * `used` - Used
+// * `expired` - Expired
+type JoinCodeStateEnum string
+
+// JoinDiscovery defines model for JoinDiscovery.
+type JoinDiscovery struct {
+	// Info JSON text: certificate (the console's, PEM), version, time, expires_at. Parse it only after checking the signature.
+	Info string `json:"info"`
+
+	// Signature HMAC-SHA256 of info, keyed by the code's secret part (hex).
+	Signature string `json:"signature"`
+}
+
+// JoinRequest What a joining appliance says about itself.
+type JoinRequest struct {
+	// Address Its management address.
+	Address string `json:"address"`
+
+	// JoinCode The join code, as shown (dashes and case do not matter).
+	JoinCode string `json:"join_code"`
+
+	// Name The appliance's short host name: its node name.
+	Name string `json:"name"`
+
+	// Time Its clock, now.
+	Time time.Time `json:"time"`
+
+	// Version Its Fulcrum package version.
+	Version string `json:"version"`
+}
+
+// JoinResult defines model for JoinResult.
+type JoinResult struct {
+	// Node The node's name.
+	Node string `json:"node"`
+
+	// Token The node's agent token; shown only here.
+	Token string `json:"token"`
+
+	// Version The cluster's Fulcrum version.
+	Version string `json:"version"`
+}
+
 // KeyTypeEnum * `rsa-2048` - RSA 2048 bits
 // * `rsa-4096` - RSA 4096 bits
 // * `ecdsa-p256` - ECDSA P-256
@@ -2670,6 +2761,19 @@ type PaginatedHealthEventList struct {
 	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
 	Previous *string       `json:"previous,omitempty"`
 	Results  []HealthEvent `json:"results"`
+}
+
+// PaginatedJoinCodeList defines model for PaginatedJoinCodeList.
+type PaginatedJoinCodeList struct {
+	// Count Example: 123
+	Count int `json:"count"`
+
+	// Next Example: http://api.example.org/accounts/?offset=400&limit=100
+	Next *string `json:"next,omitempty"`
+
+	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
+	Previous *string    `json:"previous,omitempty"`
+	Results  []JoinCode `json:"results"`
 }
 
 // PaginatedMemberHealthList defines model for PaginatedMemberHealthList.
@@ -4300,6 +4404,15 @@ type IpvsSyncUpdateParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// JoinCodesListParams defines parameters for JoinCodesList.
+type JoinCodesListParams struct {
+	// Limit Number of results to return per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset The initial index from which to return the results.
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // MembersListParams defines parameters for MembersList.
 type MembersListParams struct {
 	// Limit Number of results to return per page.
@@ -4567,6 +4680,9 @@ type CertificatesGenerateCreateJSONRequestBody = CertificateGenerateRequest
 
 // CertificatesPartialUpdateJSONRequestBody defines body for CertificatesPartialUpdate for application/json ContentType.
 type CertificatesPartialUpdateJSONRequestBody = PatchedCertificateUpdateRequest
+
+// ClusterJoinCreateJSONRequestBody defines body for ClusterJoinCreate for application/json ContentType.
+type ClusterJoinCreateJSONRequestBody = JoinRequest
 
 // HaGroupsCreateJSONRequestBody defines body for HaGroupsCreate for application/json ContentType.
 type HaGroupsCreateJSONRequestBody = HaGroupRequest
@@ -6401,6 +6517,26 @@ type ClientInterface interface {
 	// and description, and a renewal is a new certificate the service is pointed at.
 	CertificatesPartialUpdate(ctx context.Context, id int, params *CertificatesPartialUpdateParams, body CertificatesPartialUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ClusterJoinCreateWithBody performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Join: spends the code and registers the appliance as a node; its agent token is in
+	// the answer, once. A refusal says why and changes nothing.
+	ClusterJoinCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClusterJoinCreate performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Join: spends the code and registers the appliance as a node; its agent token is in
+	// the answer, once. A refusal says why and changes nothing.
+	ClusterJoinCreate(ctx context.Context, body ClusterJoinCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClusterJoinRetrieve performs a GET /api/v1/cluster/join/{code_id}/ (the `ClusterJoinRetrieve` operationId) request.
+	//
+	// The cluster's information for a join code's ID (its first four characters), signed
+	// with the code's secret: check the signature, then pin the certificate in it.
+	ClusterJoinRetrieve(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HaEventsList performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
 	// VRRP role changes reported by the nodes' agents, newest first.
@@ -6551,6 +6687,30 @@ type ClientInterface interface {
 	//
 	// IPVS connection sync between the balancers: one settings object. Applied with the next revision.
 	IpvsSyncUpdate(ctx context.Context, params *IpvsSyncUpdateParams, body IpvsSyncUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JoinCodesList performs a GET /api/v1/join-codes/ (the `JoinCodesList` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	JoinCodesList(ctx context.Context, params *JoinCodesListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JoinCodesCreate performs a POST /api/v1/join-codes/ (the `JoinCodesCreate` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	JoinCodesCreate(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JoinCodesDestroy performs a DELETE /api/v1/join-codes/{id}/ (the `JoinCodesDestroy` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	JoinCodesDestroy(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JoinCodesRetrieve performs a GET /api/v1/join-codes/{id}/ (the `JoinCodesRetrieve` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	JoinCodesRetrieve(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// MembersList performs a GET /api/v1/members/ (the `MembersList` operationId) request.
 	//
@@ -7544,6 +7704,56 @@ func (c *Client) CertificatesPartialUpdate(ctx context.Context, id int, params *
 	return c.Client.Do(req)
 }
 
+// ClusterJoinCreateWithBody performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Join: spends the code and registers the appliance as a node; its agent token is in
+// the answer, once. A refusal says why and changes nothing.
+func (c *Client) ClusterJoinCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClusterJoinCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClusterJoinCreate performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Join: spends the code and registers the appliance as a node; its agent token is in
+// the answer, once. A refusal says why and changes nothing.
+func (c *Client) ClusterJoinCreate(ctx context.Context, body ClusterJoinCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClusterJoinCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClusterJoinRetrieve performs a GET /api/v1/cluster/join/{code_id}/ (the `ClusterJoinRetrieve` operationId) request.
+//
+// The cluster's information for a join code's ID (its first four characters), signed
+// with the code's secret: check the signature, then pin the certificate in it.
+func (c *Client) ClusterJoinRetrieve(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClusterJoinRetrieveRequest(c.Server, codeId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // HaEventsList performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 //
 // VRRP role changes reported by the nodes' agents, newest first.
@@ -7955,6 +8165,70 @@ func (c *Client) IpvsSyncUpdateWithBody(ctx context.Context, params *IpvsSyncUpd
 // IPVS connection sync between the balancers: one settings object. Applied with the next revision.
 func (c *Client) IpvsSyncUpdate(ctx context.Context, params *IpvsSyncUpdateParams, body IpvsSyncUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewIpvsSyncUpdateRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// JoinCodesList performs a GET /api/v1/join-codes/ (the `JoinCodesList` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+func (c *Client) JoinCodesList(ctx context.Context, params *JoinCodesListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJoinCodesListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// JoinCodesCreate performs a POST /api/v1/join-codes/ (the `JoinCodesCreate` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+func (c *Client) JoinCodesCreate(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJoinCodesCreateRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// JoinCodesDestroy performs a DELETE /api/v1/join-codes/{id}/ (the `JoinCodesDestroy` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+func (c *Client) JoinCodesDestroy(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJoinCodesDestroyRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// JoinCodesRetrieve performs a GET /api/v1/join-codes/{id}/ (the `JoinCodesRetrieve` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+func (c *Client) JoinCodesRetrieve(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJoinCodesRetrieveRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -10298,6 +10572,80 @@ func NewCertificatesPartialUpdateRequestWithBody(server string, id int, params *
 	return req, nil
 }
 
+// NewClusterJoinCreateRequest calls the generic ClusterJoinCreate builder with application/json body
+func NewClusterJoinCreateRequest(server string, body ClusterJoinCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewClusterJoinCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewClusterJoinCreateRequestWithBody constructs an http.Request for the ClusterJoinCreate method, with any body, and a specified content type
+func NewClusterJoinCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cluster/join/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewClusterJoinRetrieveRequest constructs an http.Request for the ClusterJoinRetrieve method
+func NewClusterJoinRetrieveRequest(server string, codeId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "code_id", codeId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cluster/join/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewHaEventsListRequest constructs an http.Request for the HaEventsList method
 func NewHaEventsListRequest(server string, params *HaEventsListParams) (*http.Request, error) {
 	var err error
@@ -11384,6 +11732,167 @@ func NewIpvsSyncUpdateRequestWithBody(server string, params *IpvsSyncUpdateParam
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewJoinCodesListRequest constructs an http.Request for the JoinCodesList method
+func NewJoinCodesListRequest(server string, params *JoinCodesListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/join-codes/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewJoinCodesCreateRequest constructs an http.Request for the JoinCodesCreate method
+func NewJoinCodesCreateRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/join-codes/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewJoinCodesDestroyRequest constructs an http.Request for the JoinCodesDestroy method
+func NewJoinCodesDestroyRequest(server string, id int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/join-codes/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewJoinCodesRetrieveRequest constructs an http.Request for the JoinCodesRetrieve method
+func NewJoinCodesRetrieveRequest(server string, id int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/join-codes/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -14349,6 +14858,30 @@ type ClientWithResponsesInterface interface {
 	// and description, and a renewal is a new certificate the service is pointed at.
 	CertificatesPartialUpdateWithResponse(ctx context.Context, id int, params *CertificatesPartialUpdateParams, body CertificatesPartialUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*CertificatesPartialUpdateResponse, error)
 
+	// ClusterJoinCreateWithBodyWithResponse performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Join: spends the code and registers the appliance as a node; its agent token is in
+	// the answer, once. A refusal says why and changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ClusterJoinCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClusterJoinCreateResponse, error)
+
+	// ClusterJoinCreateWithResponse performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Join: spends the code and registers the appliance as a node; its agent token is in
+	// the answer, once. A refusal says why and changes nothing.
+	ClusterJoinCreateWithResponse(ctx context.Context, body ClusterJoinCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*ClusterJoinCreateResponse, error)
+
+	// ClusterJoinRetrieveWithResponse performs a GET /api/v1/cluster/join/{code_id}/ (the `ClusterJoinRetrieve` operationId) request.
+	//
+	// The cluster's information for a join code's ID (its first four characters), signed
+	// with the code's secret: check the signature, then pin the certificate in it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ClusterJoinRetrieveWithResponse(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*ClusterJoinRetrieveResponse, error)
+
 	// HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
 	// VRRP role changes reported by the nodes' agents, newest first.
@@ -14537,6 +15070,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// IPVS connection sync between the balancers: one settings object. Applied with the next revision.
 	IpvsSyncUpdateWithResponse(ctx context.Context, params *IpvsSyncUpdateParams, body IpvsSyncUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*IpvsSyncUpdateResponse, error)
+
+	// JoinCodesListWithResponse performs a GET /api/v1/join-codes/ (the `JoinCodesList` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	JoinCodesListWithResponse(ctx context.Context, params *JoinCodesListParams, reqEditors ...RequestEditorFn) (*JoinCodesListResponse, error)
+
+	// JoinCodesCreateWithResponse performs a POST /api/v1/join-codes/ (the `JoinCodesCreate` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	JoinCodesCreateWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*JoinCodesCreateResponse, error)
+
+	// JoinCodesDestroyWithResponse performs a DELETE /api/v1/join-codes/{id}/ (the `JoinCodesDestroy` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	JoinCodesDestroyWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*JoinCodesDestroyResponse, error)
+
+	// JoinCodesRetrieveWithResponse performs a GET /api/v1/join-codes/{id}/ (the `JoinCodesRetrieve` operationId) request.
+	//
+	// One-time codes that let a new appliance join this cluster (admins only). Creating one
+	// shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	JoinCodesRetrieveWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*JoinCodesRetrieveResponse, error)
 
 	// MembersListWithResponse performs a GET /api/v1/members/ (the `MembersList` operationId) request.
 	//
@@ -16566,6 +17131,158 @@ func (r CertificatesPartialUpdateResponse) ContentType() string {
 	return ""
 }
 
+type ClusterJoinCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *JoinResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON201() *JoinResult {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ClusterJoinCreateResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ClusterJoinCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClusterJoinCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClusterJoinCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClusterJoinCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClusterJoinRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JoinDiscovery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClusterJoinRetrieveResponse) GetJSON200() *JoinDiscovery {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClusterJoinRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClusterJoinRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ClusterJoinRetrieveResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ClusterJoinRetrieveResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r ClusterJoinRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClusterJoinRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClusterJoinRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClusterJoinRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type HaEventsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17955,6 +18672,268 @@ func (r IpvsSyncUpdateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r IpvsSyncUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type JoinCodesListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaginatedJoinCodeList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r JoinCodesListResponse) GetJSON200() *PaginatedJoinCodeList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r JoinCodesListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r JoinCodesListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r JoinCodesListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r JoinCodesListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r JoinCodesListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r JoinCodesListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r JoinCodesListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type JoinCodesCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *JoinCodeCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r JoinCodesCreateResponse) GetJSON201() *JoinCodeCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r JoinCodesCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r JoinCodesCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r JoinCodesCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r JoinCodesCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r JoinCodesCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r JoinCodesCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r JoinCodesCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type JoinCodesDestroyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r JoinCodesDestroyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r JoinCodesDestroyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r JoinCodesDestroyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r JoinCodesDestroyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r JoinCodesDestroyResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r JoinCodesDestroyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r JoinCodesDestroyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r JoinCodesDestroyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r JoinCodesDestroyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type JoinCodesRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JoinCode
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r JoinCodesRetrieveResponse) GetJSON200() *JoinCode {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r JoinCodesRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r JoinCodesRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r JoinCodesRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r JoinCodesRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r JoinCodesRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r JoinCodesRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r JoinCodesRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r JoinCodesRetrieveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22274,6 +23253,48 @@ func (c *ClientWithResponses) CertificatesPartialUpdateWithResponse(ctx context.
 	return ParseCertificatesPartialUpdateResponse(rsp)
 }
 
+// ClusterJoinCreateWithBodyWithResponse performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Join: spends the code and registers the appliance as a node; its agent token is in
+// the answer, once. A refusal says why and changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ClusterJoinCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClusterJoinCreateResponse, error) {
+	rsp, err := c.ClusterJoinCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClusterJoinCreateResponse(rsp)
+}
+
+// ClusterJoinCreateWithResponse performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Join: spends the code and registers the appliance as a node; its agent token is in
+// the answer, once. A refusal says why and changes nothing.
+func (c *ClientWithResponses) ClusterJoinCreateWithResponse(ctx context.Context, body ClusterJoinCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*ClusterJoinCreateResponse, error) {
+	rsp, err := c.ClusterJoinCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClusterJoinCreateResponse(rsp)
+}
+
+// ClusterJoinRetrieveWithResponse performs a GET /api/v1/cluster/join/{code_id}/ (the `ClusterJoinRetrieve` operationId) request.
+//
+// The cluster's information for a join code's ID (its first four characters), signed
+// with the code's secret: check the signature, then pin the certificate in it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ClusterJoinRetrieveWithResponse(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*ClusterJoinRetrieveResponse, error) {
+	rsp, err := c.ClusterJoinRetrieve(ctx, codeId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClusterJoinRetrieveResponse(rsp)
+}
+
 // HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 //
 // VRRP role changes reported by the nodes' agents, newest first.
@@ -22623,6 +23644,62 @@ func (c *ClientWithResponses) IpvsSyncUpdateWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseIpvsSyncUpdateResponse(rsp)
+}
+
+// JoinCodesListWithResponse performs a GET /api/v1/join-codes/ (the `JoinCodesList` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) JoinCodesListWithResponse(ctx context.Context, params *JoinCodesListParams, reqEditors ...RequestEditorFn) (*JoinCodesListResponse, error) {
+	rsp, err := c.JoinCodesList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJoinCodesListResponse(rsp)
+}
+
+// JoinCodesCreateWithResponse performs a POST /api/v1/join-codes/ (the `JoinCodesCreate` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) JoinCodesCreateWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*JoinCodesCreateResponse, error) {
+	rsp, err := c.JoinCodesCreate(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJoinCodesCreateResponse(rsp)
+}
+
+// JoinCodesDestroyWithResponse performs a DELETE /api/v1/join-codes/{id}/ (the `JoinCodesDestroy` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) JoinCodesDestroyWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*JoinCodesDestroyResponse, error) {
+	rsp, err := c.JoinCodesDestroy(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJoinCodesDestroyResponse(rsp)
+}
+
+// JoinCodesRetrieveWithResponse performs a GET /api/v1/join-codes/{id}/ (the `JoinCodesRetrieve` operationId) request.
+//
+// One-time codes that let a new appliance join this cluster (admins only). Creating one
+// shows the code, this once; it works once, for 30 minutes. “DELETE“ revokes it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) JoinCodesRetrieveWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*JoinCodesRetrieveResponse, error) {
+	rsp, err := c.JoinCodesRetrieve(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJoinCodesRetrieveResponse(rsp)
 }
 
 // MembersListWithResponse performs a GET /api/v1/members/ (the `MembersList` operationId) request.
@@ -24811,6 +25888,128 @@ func ParseCertificatesPartialUpdateResponse(rsp *http.Response) (*CertificatesPa
 	return response, nil
 }
 
+// ParseClusterJoinCreateResponse parses an HTTP response from a ClusterJoinCreateWithResponse call
+func ParseClusterJoinCreateResponse(rsp *http.Response) (*ClusterJoinCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClusterJoinCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest JoinResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClusterJoinRetrieveResponse parses an HTTP response from a ClusterJoinRetrieveWithResponse call
+func ParseClusterJoinRetrieveResponse(rsp *http.Response) (*ClusterJoinRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClusterJoinRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JoinDiscovery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseHaEventsListResponse parses an HTTP response from a HaEventsListWithResponse call
 func ParseHaEventsListResponse(rsp *http.Response) (*HaEventsListResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25921,6 +27120,211 @@ func ParseIpvsSyncUpdateResponse(rsp *http.Response) (*IpvsSyncUpdateResponse, e
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseJoinCodesListResponse parses an HTTP response from a JoinCodesListWithResponse call
+func ParseJoinCodesListResponse(rsp *http.Response) (*JoinCodesListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &JoinCodesListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaginatedJoinCodeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseJoinCodesCreateResponse parses an HTTP response from a JoinCodesCreateWithResponse call
+func ParseJoinCodesCreateResponse(rsp *http.Response) (*JoinCodesCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &JoinCodesCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest JoinCodeCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseJoinCodesDestroyResponse parses an HTTP response from a JoinCodesDestroyWithResponse call
+func ParseJoinCodesDestroyResponse(rsp *http.Response) (*JoinCodesDestroyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &JoinCodesDestroyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseJoinCodesRetrieveResponse parses an HTTP response from a JoinCodesRetrieveWithResponse call
+func ParseJoinCodesRetrieveResponse(rsp *http.Response) (*JoinCodesRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &JoinCodesRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JoinCode
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

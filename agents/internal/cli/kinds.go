@@ -224,6 +224,22 @@ var (
 			return c.TokensDestroy(ctx, id)
 		},
 	}
+	joinCodeOps = ops{
+		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
+			l, o := limitOffset(limit, offset)
+			return c.JoinCodesList(ctx, &apiclient.JoinCodesListParams{Limit: l, Offset: o})
+		},
+		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
+			return c.JoinCodesRetrieve(ctx, id)
+		},
+		// A code takes no fields: the API makes it.
+		create: func(ctx context.Context, c *apiclient.Client, _ io.Reader) (*http.Response, error) {
+			return c.JoinCodesCreate(ctx)
+		},
+		remove: func(ctx context.Context, c *apiclient.Client, id int, _ *string) (*http.Response, error) {
+			return c.JoinCodesDestroy(ctx, id)
+		},
+	}
 	userOps = ops{
 		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
 			l, o := limitOffset(limit, offset)
@@ -327,6 +343,16 @@ func init() {
 				{"VRRP", vrrpColumn},
 			},
 			ops: nodeOps,
+		},
+		{
+			name: "join-code", plural: "join-codes", aliases: []string{"join-codes"}, noUpdate: true,
+			short: "One-time codes that let a new appliance join this cluster (admins): create shows the code once, delete revokes",
+			key:   []string{"code_id"},
+			columns: []column{
+				text("ID", "id"), text("CODE ID", "code_id"), text("STATE", "state"), text("CREATED BY", "created_by"),
+				text("EXPIRES", "expires_at"), text("NODE", "node"),
+			},
+			ops: joinCodeOps,
 		},
 		{
 			name: "ha-group", plural: "ha-groups", aliases: []string{"ha", "ha-groups"},

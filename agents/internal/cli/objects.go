@@ -256,6 +256,13 @@ func (a *app) createOne(ctx context.Context, k *kind, doc obj) error {
 			fmt.Fprintln(a.env.Stdout, secret)
 		}
 	}
+	if code, ok := it.obj["code"].(string); ok && code != "" {
+		a.say("Join code (shown only now; it works once, until %s): %s", format(it.obj["expires_at"]), code)
+		a.say("At the new appliance's first boot, choose to join a cluster and give this appliance's address and the code.")
+		if a.flags.quiet {
+			fmt.Fprintln(a.env.Stdout, code)
+		}
+	}
 	return nil
 }
 

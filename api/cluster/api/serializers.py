@@ -5,7 +5,7 @@ import ipaddress
 from django.db import transaction
 from rest_framework import serializers
 
-from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, Node, VrrpState
+from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, JoinCode, JoinCodeState, Node, VrrpState
 from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
@@ -15,7 +15,7 @@ from revisions.choices import NodeRevisionState
 from services import snapshot
 from services.api.serializers import MemberFiguresSerializer, compiler_check
 from services.snapshot import sync_dict
-from services.validators import validate_interface
+from services.validators import validate_interface, validate_name
 
 VRRP_STATES = VrrpState.choices
 
@@ -270,3 +270,57 @@ class AgentEventSerializer(StrictSerializer):
 
 class AgentEventsSerializer(StrictSerializer):
     events = AgentEventSerializer(many=True, max_length=100)
+
+
+class JoinCodeSerializer(serializers.ModelSerializer):
+    """A join code as listed: never the code itself, which only its creation shows."""
+
+    created_by = serializers.CharField(source="created_by.username", read_only=True, allow_null=True)
+    node = serializers.CharField(source="node.name", read_only=True, allow_null=True)
+    state = serializers.ChoiceField(choices=JoinCodeState.choices, read_only=True)
+
+    class Meta:
+        model = JoinCode
+        fields = ["id", "code_id", "created_by", "created_at", "expires_at", "used_at", "node", "state"]
+        read_only_fields = fields
+
+
+class JoinCodeCreatedSerializer(JoinCodeSerializer):
+    """A new join code, with the code itself: this answer is the only place it is shown."""
+
+    code = serializers.CharField(read_only=True, help_text="The code to give the new appliance; shown only here.")
+
+    class Meta(JoinCodeSerializer.Meta):
+        fields = JoinCodeSerializer.Meta.fields + ["code"]
+        read_only_fields = fields
+
+
+class JoinDiscoverySerializer(serializers.Serializer):
+    info = serializers.CharField(
+        help_text="JSON text: certificate (the console's, PEM), version, time, expires_at. Parse it only after "
+        "checking the signature."
+    )
+    signature = serializers.CharField(help_text="HMAC-SHA256 of info, keyed by the code's secret part (hex).")
+
+
+class JoinSerializer(StrictSerializer):
+    """What a joining appliance says about itself."""
+
+    join_code = serializers.CharField(
+        max_length=64, help_text="The join code, as shown (dashes and case do not matter)."
+    )
+    name = serializers.CharField(
+        max_length=63, validators=[validate_name], help_text="The appliance's short host name: its node name."
+    )
+    address = serializers.IPAddressField(help_text="Its management address.")
+    version = serializers.CharField(max_length=100, help_text="Its Fulcrum package version.")
+    time = serializers.DateTimeField(help_text="Its clock, now.")
+
+    def validate_address(self, value):
+        return str(ipaddress.ip_address(value))
+
+
+class JoinResultSerializer(serializers.Serializer):
+    node = serializers.CharField(help_text="The node's name.")
+    token = serializers.CharField(help_text="The node's agent token; shown only here.")
+    version = serializers.CharField(help_text="The cluster's Fulcrum version.")

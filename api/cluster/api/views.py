@@ -2,18 +2,23 @@
 
 import time
 
+from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import status, viewsets
+from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts import audit
+from accounts.choices import AuditAction
+from accounts.throttling import LoginRateThrottle
+from cluster import join
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
-from cluster.models import HaEvent, HaGroup, IpvsSync, Node
+from cluster.models import HaEvent, HaGroup, IpvsSync, JoinCode, Node
 from fulcrum.concurrency import IF_MATCH, VersionedViewSetMixin, bump, check_version, expected_version
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
@@ -114,12 +119,12 @@ class IpvsSyncView(APIView):
 
     @transaction.atomic
     def _save(self, request, partial):
-        settings = serializers.IpvsSyncSerializer(IpvsSync.load(), data=request.data, partial=partial)
-        settings.is_valid(raise_exception=True)
-        check_version(settings.instance, expected_version(request, settings))
-        settings.save()
-        bump(settings.instance)
-        return Response(serializers.IpvsSyncSerializer(settings.instance).data)
+        form = serializers.IpvsSyncSerializer(IpvsSync.load(), data=request.data, partial=partial)
+        form.is_valid(raise_exception=True)
+        check_version(form.instance, expected_version(request, form))
+        form.save()
+        bump(form.instance)
+        return Response(serializers.IpvsSyncSerializer(form.instance).data)
 
 
 class AgentView(APIView):
@@ -236,3 +241,76 @@ class AgentEventsView(AgentView):
         batch.is_valid(raise_exception=True)
         HaEvent.objects.bulk_create(HaEvent(node=request.auth, **e) for e in batch.validated_data["events"])
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class JoinCodeViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
+    """One-time codes that let a new appliance join this cluster (admins only). Creating one
+    shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it."""
+
+    admin_only = True
+    queryset = JoinCode.objects.select_related("created_by", "node")
+    serializer_class = serializers.JoinCodeSerializer
+
+    @extend_schema(request=None, responses={201: serializers.JoinCodeCreatedSerializer})
+    def create(self, request):
+        row, row.code = join.issue(request.user)
+        return Response(serializers.JoinCodeCreatedSerializer(row).data, status=status.HTTP_201_CREATED)
+
+
+class JoinView(APIView):
+    """For a new appliance joining this cluster with a join code (no sign-in: the code is the
+    credential); throttled per address like signing in."""
+
+    permission_classes = [permissions.AllowAny]
+    authentication_classes = []
+    throttle_classes = [LoginRateThrottle]
+    throttle_scope = "join"
+    audit_actions = {"post": AuditAction.APPLIANCE_JOIN_REFUSED}
+
+
+class JoinDiscoveryView(JoinView):
+    @extend_schema(
+        responses={200: serializers.JoinDiscoverySerializer, 404: OpenApiResponse(description="no such usable code")}
+    )
+    def get(self, request, code_id):
+        """The cluster's information for a join code's ID (its first four characters), signed
+        with the code's secret: check the signature, then pin the certificate in it."""
+        answer = join.discovery(code_id.upper())
+        if answer is None:
+            raise NotFound("No usable join code with this ID: wrong, used, revoked or expired.")
+        return Response(serializers.JoinDiscoverySerializer(answer).data)
+
+
+class JoinRedeemView(JoinView):
+    @extend_schema(
+        request=serializers.JoinSerializer,
+        responses={
+            201: serializers.JoinResultSerializer,
+            400: OpenApiResponse(description="refused: wrong, used or expired code, another version, a clock off"),
+            409: OpenApiResponse(description="refused: the name or address already belongs to a node"),
+            429: OpenApiResponse(description="throttled"),
+        },
+    )
+    def post(self, request):
+        """Join: spends the code and registers the appliance as a node; its agent token is in
+        the answer, once. A refusal says why and changes nothing."""
+        form = serializers.JoinSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        wanted = form.validated_data
+        actor = f"appliance {wanted['name']}"
+        try:
+            node, token = join.redeem(
+                wanted["join_code"], wanted["name"], wanted["address"], wanted["version"], wanted["time"]
+            )
+        except join.JoinRefused as refused:
+            audit.record_event(
+                AuditAction.APPLIANCE_JOIN_REFUSED, request=request, actor_name=actor, status_code=refused.status,
+                detail=refused.message, object_type="node", object_name=wanted["name"],
+            )  # fmt: skip
+            return Response({refused.field: [refused.message]}, status=refused.status)
+        audit.record_event(
+            AuditAction.APPLIANCE_JOIN, request=request, actor_name=actor, obj=node, status_code=201,
+            changes={"name": node.name, "address": node.address, "version": wanted["version"]},
+        )  # fmt: skip
+        body = {"node": node.name, "token": token, "version": settings.FULCRUM_VERSION}
+        return Response(serializers.JoinResultSerializer(body).data, status=status.HTTP_201_CREATED)

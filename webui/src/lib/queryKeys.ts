@@ -12,6 +12,8 @@ export const queryKeys = {
   certificates: ['certificates'] as const,
   nodes: ['nodes'] as const,
   ipvsSync: ['ipvs-sync'] as const,
+  // Under the nodes' key: an appliance that joins with a code spends it and becomes a node.
+  joinCodes: ['nodes', 'join-codes'] as const,
   haGroups: ['ha-groups'] as const,
   haEvents: (filters: { node: string; group: string }) => ['ha-events', filters] as const,
   revisions: ['revisions'] as const,

@@ -352,6 +352,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cluster/join/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Join: spends the code and registers the appliance as a node; its agent token is in
+         *     the answer, once. A refusal says why and changes nothing.
+         */
+        post: operations["cluster_join_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cluster/join/{code_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The cluster's information for a join code's ID (its first four characters), signed
+         *     with the code's secret: check the signature, then pin the certificate in it.
+         */
+        get: operations["cluster_join_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ha-events/": {
         parameters: {
             query?: never;
@@ -513,6 +553,54 @@ export interface paths {
         head?: never;
         /** @description IPVS connection sync between the balancers: one settings object. Applied with the next revision. */
         patch: operations["ipvs_sync_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/join-codes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One-time codes that let a new appliance join this cluster (admins only). Creating one
+         *     shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+         */
+        get: operations["join_codes_list"];
+        put?: never;
+        /**
+         * @description One-time codes that let a new appliance join this cluster (admins only). Creating one
+         *     shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+         */
+        post: operations["join_codes_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/join-codes/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One-time codes that let a new appliance join this cluster (admins only). Creating one
+         *     shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+         */
+        get: operations["join_codes_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description One-time codes that let a new appliance join this cluster (admins only). Creating one
+         *     shows the code, this once; it works once, for 30 minutes. ``DELETE`` revokes it.
+         */
+        delete: operations["join_codes_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/members/": {
@@ -1778,6 +1866,73 @@ export interface components {
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
         };
+        /** @description A join code as listed: never the code itself, which only its creation shows. */
+        JoinCode: {
+            readonly id: number;
+            readonly code_id: string;
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly expires_at: string;
+            /** Format: date-time */
+            readonly used_at: string | null;
+            readonly node: string | null;
+            readonly state: components["schemas"]["JoinCodeStateEnum"];
+        };
+        /** @description A new join code, with the code itself: this answer is the only place it is shown. */
+        JoinCodeCreated: {
+            readonly id: number;
+            readonly code_id: string;
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly expires_at: string;
+            /** Format: date-time */
+            readonly used_at: string | null;
+            readonly node: string | null;
+            readonly state: components["schemas"]["JoinCodeStateEnum"];
+            /** @description The code to give the new appliance; shown only here. */
+            readonly code: string;
+        };
+        /**
+         * @description * `usable` - Usable
+         *     * `used` - Used
+         *     * `expired` - Expired
+         * @enum {string}
+         */
+        JoinCodeStateEnum: "usable" | "used" | "expired";
+        JoinDiscovery: {
+            /** @description JSON text: certificate (the console's, PEM), version, time, expires_at. Parse it only after checking the signature. */
+            info: string;
+            /** @description HMAC-SHA256 of info, keyed by the code's secret part (hex). */
+            signature: string;
+        };
+        /** @description What a joining appliance says about itself. */
+        JoinRequest: {
+            /** @description The join code, as shown (dashes and case do not matter). */
+            join_code: string;
+            /** @description The appliance's short host name: its node name. */
+            name: string;
+            /** @description Its management address. */
+            address: string;
+            /** @description Its Fulcrum package version. */
+            version: string;
+            /**
+             * Format: date-time
+             * @description Its clock, now.
+             */
+            time: string;
+        };
+        JoinResult: {
+            /** @description The node's name. */
+            node: string;
+            /** @description The node's agent token; shown only here. */
+            token: string;
+            /** @description The cluster's Fulcrum version. */
+            version: string;
+        };
         /**
          * @description * `rsa-2048` - RSA 2048 bits
          *     * `rsa-4096` - RSA 4096 bits
@@ -2340,6 +2495,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["HealthEvent"][];
+        };
+        PaginatedJoinCodeList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["JoinCode"][];
         };
         PaginatedMemberHealthList: {
             /** @example 123 */
@@ -4131,6 +4301,92 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
+    cluster_join_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinResult"];
+                };
+            };
+            /** @description refused: wrong, used or expired code, another version, a clock off */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            /** @description refused: the name or address already belongs to a node */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description throttled */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cluster_join_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinDiscovery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such usable code */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     ha_events_list: {
         parameters: {
             query?: {
@@ -4702,6 +4958,107 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    join_codes_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedJoinCodeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    join_codes_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinCodeCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    join_codes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this join code. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinCode"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    join_codes_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this join code. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     members_list: {

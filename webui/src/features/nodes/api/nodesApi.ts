@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, NewestRevision, Node, NodeCreated, NodeStandbyResult } from '../types';
+import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult } from '../types';
 
 export function listNodes(): Promise<Node[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/nodes/', { params: { query: { limit, offset } } })));
@@ -49,4 +49,18 @@ export function getIpvsSync(): Promise<IpvsSync> {
 /** Stores the sync settings; the nodes get them with the next applied revision. */
 export function saveIpvsSync(body: IpvsSyncRequest): Promise<IpvsSync> {
   return unwrap(api.PUT('/api/v1/ipvs-sync/', { body }));
+}
+
+/** Join codes (admins): newest first, never the code itself. */
+export function listJoinCodes(): Promise<JoinCode[]> {
+  return listAll((limit, offset) => unwrap(api.GET('/api/v1/join-codes/', { params: { query: { limit, offset } } })));
+}
+
+/** A new one-time join code; the answer carries the code, which the API never shows again. */
+export function createJoinCode(): Promise<JoinCodeCreated> {
+  return unwrap(api.POST('/api/v1/join-codes/'));
+}
+
+export async function revokeJoinCode(id: number): Promise<void> {
+  await unwrap(api.DELETE('/api/v1/join-codes/{id}/', { params: { path: { id } } }));
 }

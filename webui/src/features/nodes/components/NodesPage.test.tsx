@@ -27,6 +27,40 @@ describe('NodesPage', () => {
     signedInAs('admin');
     mockSync();
     mockNewest(null);
+    mockApi('GET', '/api/v1/join-codes/', { status: 200, body: page([]) });
+  });
+
+  it('makes a join code, shows it once, lists it and revokes it', async () => {
+    const made = { id: 3, code_id: 'K7QM', created_by: 'admin', created_at: at, expires_at: '2026-11-22T10:30:00Z', used_at: null, node: null, state: 'usable' };
+    const used = { ...made, id: 2, code_id: 'AB12', state: 'used', node: 'lb2', used_at: at };
+    let codes: object[] = [used];
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    mockApi('GET', '/api/v1/join-codes/', () => ({ status: 200, body: page(codes) }));
+    mockApi('POST', '/api/v1/join-codes/', () => {
+      codes = [made, used];
+      return { status: 201, body: { ...made, code: 'K7QM-W2XD-9HRT-5BNP-3CAZ' } };
+    });
+    mockApi('DELETE', '/api/v1/join-codes/3/', () => {
+      codes = [used];
+      return { status: 204 };
+    });
+    const { user } = renderWithProviders(<NodesPage />);
+    const panel = await screen.findByRole('region', { name: 'Add an appliance' });
+    expect(await within(panel).findByText('joined: lb2')).toBeInTheDocument();
+
+    await user.click(within(panel).getByRole('button', { name: 'Make a join code' }));
+    expect(await screen.findByLabelText('Join code')).toHaveTextContent('K7QM-W2XD-9HRT-5BNP-3CAZ');
+    expect(screen.getByText(/It works once, until/)).toBeInTheDocument();
+    const table = await within(panel).findByRole('table', { name: 'Join codes' });
+    await within(table).findByRole('row', { name: /^K7QM/ });
+    await user.click(screen.getByRole('button', { name: 'I have noted the code' }));
+    expect(screen.queryByText('K7QM-W2XD-9HRT-5BNP-3CAZ')).not.toBeInTheDocument();
+
+    await user.click(within(table).getByRole('button', { name: 'Revoke join code K7QM' }));
+    await user.click(screen.getByRole('button', { name: 'Yes, revoke: join code K7QM' }));
+    await within(panel).findByText('joined: lb2');
+    expect(apiCalls.filter((c) => c.method === 'DELETE' && c.path === '/api/v1/join-codes/3/')).toHaveLength(1);
+    await expect.poll(() => within(panel).queryAllByRole('row').length).toBe(2);
   });
 
   it('says so when there are no nodes', async () => {
@@ -226,6 +260,8 @@ describe('NodesPage', () => {
       expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
       expect(screen.queryByRole('form')).not.toBeInTheDocument();
       expect(screen.queryByRole('heading', { name: 'Add a node' })).not.toBeInTheDocument();
+      expect(screen.queryByRole('heading', { name: 'Add an appliance' })).not.toBeInTheDocument();
+      expect(apiCalls.filter((c) => c.path === '/api/v1/join-codes/')).toHaveLength(0);
     });
 
     it('lets an operator set standby, but not add, delete or address nodes', async () => {

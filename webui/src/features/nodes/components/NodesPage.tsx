@@ -6,6 +6,7 @@ import { formatDateTime } from '@/lib/format';
 import { useCreateNode, useDeleteNode, useNewestRevision, useNodes } from '../hooks/useNodes';
 import { describeConfigSync, type NewestRevision, type Node, type NodeCreated } from '../types';
 import { IpvsSyncPanel } from './IpvsSyncPanel';
+import { JoinCodePanel } from './JoinCodePanel';
 import { NodeAddressForm } from './NodeAddressForm';
 import { NodeForm } from './NodeForm';
 import { NodeStandbyButton } from './NodeStandbyButton';
@@ -84,6 +85,11 @@ export function NodesPage() {
     <>
       <PageHeader title="Nodes" description="The appliances whose agents fetch and apply each revision." />
       <div className="stack">
+        {can.canEdit ? (
+          <Panel title="Add an appliance">
+            <JoinCodePanel />
+          </Panel>
+        ) : null}
         {can.canEdit ? (
           <Panel title="Add a node">
             {created ? <TokenReveal node={created} onDismiss={() => setCreated(null)} /> : null}

@@ -1,12 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { queryKeys } from '@/lib/queryKeys';
 import {
+  createJoinCode,
   createNode,
   deleteNode,
   getIpvsSync,
   getNewestRevision,
   listHaGroupChoices,
+  listJoinCodes,
   listNodes,
+  revokeJoinCode,
   saveIpvsSync,
   setNodeStandby,
   updateNodeAddress,
@@ -68,4 +71,19 @@ export function useHaGroupChoices() {
 export function useSaveIpvsSync() {
   const queryClient = useQueryClient();
   return useMutation({ mutationFn: saveIpvsSync, onSuccess: (saved) => queryClient.setQueryData(queryKeys.ipvsSync, saved) });
+}
+
+/** Join codes, refreshed with the nodes: a code turns "used" when its appliance joins. */
+export function useJoinCodes(enabled: boolean) {
+  return useQuery({ queryKey: queryKeys.joinCodes, queryFn: listJoinCodes, refetchInterval: REFRESH_MS, enabled });
+}
+
+export function useCreateJoinCode() {
+  const queryClient = useQueryClient();
+  return useMutation({ mutationFn: createJoinCode, onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.joinCodes }) });
+}
+
+export function useRevokeJoinCode() {
+  const queryClient = useQueryClient();
+  return useMutation({ mutationFn: revokeJoinCode, onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.joinCodes }) });
 }

@@ -10,6 +10,8 @@ export type IpvsSync = Schemas['IpvsSync'];
 export type IpvsSyncRequest = Schemas['IpvsSyncRequest'];
 export type NodeStandbyResult = Schemas['NodeStandbyResult'];
 export type VrrpStatus = Schemas['VrrpStatus'];
+export type JoinCode = Schemas['JoinCode'];
+export type JoinCodeCreated = Schemas['JoinCodeCreated'];
 /** What the Nodes page needs of the newest revision: its number and whether every node runs it. */
 export type NewestRevision = Pick<Schemas['Revision'], 'number' | 'live'>;
 /** An HA group as the IPVS sync settings offer it. */

@@ -1,0 +1,193 @@
+"""Joining a new appliance to the cluster with a one-time join code.
+
+The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
+
+- An admin makes a code on the primary (Nodes → Add appliance, ``fulcrum join-code
+  create``, ``POST /api/v1/join-codes/``): ``ID-SECRET``, 20 characters of Crockford's
+  base32 shown as five groups of four (``K7QM-W2XD-9HRT-5BNP-3CAZ``), 80 bits of secret.
+  It works once and for ``TTL``.
+- **Discovery.** The new appliance asks ``GET /api/v1/cluster/join/<ID>/`` and gets the
+  cluster's information (this appliance's console certificate, its package version and
+  clock) with an HMAC-SHA256 signature keyed by the secret. It checks the signature before
+  it believes any of it, then talks to the primary over TLS pinned to that certificate: a
+  machine in the middle that does not know the secret can neither sign nor read what
+  follows, and the secret itself never travelled yet.
+- **Join.** Over the pinned connection it sends the whole code with its name, management
+  address, package version and clock (``POST /api/v1/cluster/join/``). Each refusal names
+  its reason and changes nothing; the code stays usable until it works or expires. On
+  success the code is spent and the appliance gets its node and agent token.
+"""
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from cluster.models import JoinCode, Node
+
+TTL = timedelta(minutes=30)
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base32: no I, L, O, U
+ID_LENGTH = 4
+SECRET_LENGTH = 16
+GROUP = 4
+# What a person may type for a character (Crockford: O is 0, I and L are 1).
+_READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
+_SEPARATORS = re.compile(r"[\s-]+")
+
+
+class JoinRefused(Exception):
+    """The join is refused; ``field`` names the part of the request at fault."""
+
+    def __init__(self, field, message, status=400):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.status = status
+
+
+def _random(length):
+    return "".join(secrets.choice(ALPHABET) for _ in range(length))
+
+
+def display(code):
+    """``K7QMW2XD...`` as ``K7QM-W2XD-...``."""
+    return "-".join(code[i : i + GROUP] for i in range(0, len(code), GROUP))
+
+
+def parse(text):
+    """``(id, secret)`` from a code as a person may type it (any case, dashes or spaces
+    anywhere, O for 0, I or L for 1); None if it cannot be a code."""
+    if not isinstance(text, str):
+        return None
+    code = _SEPARATORS.sub("", text).upper().translate(_READ_AS)
+    if len(code) != ID_LENGTH + SECRET_LENGTH or any(c not in ALPHABET for c in code):
+        return None
+    return code[:ID_LENGTH], code[ID_LENGTH:]
+
+
+def issue(user):
+    """A new code; returns ``(row, code as shown)``. The code is shown this once."""
+    for _ in range(20):
+        code_id = _random(ID_LENGTH)
+        # IDs are never reused: an old one still names its code in the list and the audit log.
+        if not JoinCode.objects.filter(code_id=code_id).exists():
+            break
+    else:  # pragma: no cover - 20 collisions in a space of a million
+        raise RuntimeError("no free join code ID")
+    secret = _random(SECRET_LENGTH)
+    row = JoinCode.objects.create(code_id=code_id, secret=secret, created_by=user, expires_at=timezone.now() + TTL)
+    return row, display(code_id + secret)
+
+
+def usable(code_id, now=None):
+    """The unspent, unexpired code with this ID, or None."""
+    now = now or timezone.now()
+    return JoinCode.objects.filter(code_id=code_id, used_at__isnull=True, expires_at__gt=now).first()
+
+
+def console_certificate():
+    """This appliance's console certificate (PEM text), which the joining appliance pins."""
+    try:
+        with open(settings.FULCRUM_CONSOLE_CERT, encoding="ascii") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def sign(secret, info):
+    return hmac.new(secret.encode(), info.encode(), hashlib.sha256).hexdigest()
+
+
+def discovery(code_id):
+    """The signed cluster information for a code ID: ``{"info": JSON text, "signature": hex}``.
+
+    The signature covers the exact text, so the joining appliance checks it before parsing."""
+    row = usable(code_id)
+    if row is None:
+        return None
+    info = json.dumps(
+        {
+            "certificate": console_certificate(),
+            "version": settings.FULCRUM_VERSION,
+            "time": timezone.now().isoformat(),
+            "expires_at": row.expires_at.isoformat(),
+        },
+        sort_keys=True,
+    )
+    return {"info": info, "signature": sign(row.secret, info)}
+
+
+def _check_version(version):
+    if version != settings.FULCRUM_VERSION:
+        raise JoinRefused(
+            "version",
+            f"This appliance runs Fulcrum {version}, the cluster runs {settings.FULCRUM_VERSION}: "
+            "install the same version on both, then join again.",
+        )
+
+
+def _check_clock(their_time, now):
+    skew = (their_time - now).total_seconds()
+    limit = settings.FULCRUM_JOIN_MAX_SKEW_S
+    if abs(skew) > limit:
+        way = "ahead of" if skew > 0 else "behind"
+        raise JoinRefused(
+            "time",
+            f"This appliance's clock is {abs(skew):.0f} s {way} the cluster's (at most {limit} s allowed): "
+            "set the clock or NTP on it, then join again.",
+        )
+
+
+def _check_not_member(name, address):
+    if Node.objects.filter(name=name).exists():
+        raise JoinRefused(
+            "name", f"An appliance named {name} is already in this cluster: a node has one name.", status=409
+        )
+    if Node.objects.filter(address=address).exists():
+        taken = Node.objects.get(address=address).name
+        raise JoinRefused(
+            "address", f"{address} is already the address of {taken} in this cluster: each appliance has its own.",
+            status=409,
+        )  # fmt: skip
+
+
+def redeem(code, name, address, version, their_time):
+    """Join: check everything, then spend the code and register the node, in one transaction.
+
+    Returns ``(node, agent token)``; raises ``JoinRefused`` (nothing changed)."""
+    parts = parse(code)
+    now = timezone.now()
+    wrong = JoinRefused(
+        "join_code", "Wrong join code: check it, or make a new one on the cluster (Nodes → Add appliance)."
+    )
+    if parts is None:
+        raise wrong
+    with transaction.atomic():
+        row = JoinCode.objects.select_for_update().filter(code_id=parts[0]).first()
+        if row is not None and row.used_at is not None:  # its secret is gone: the ID says enough
+            raise JoinRefused("join_code", "This join code was already used: make a new one (Nodes → Add appliance).")
+        if row is None or not hmac.compare_digest(row.secret, parts[1]):
+            raise wrong
+        if row.expires_at <= now:
+            raise JoinRefused(
+                "join_code", f"This join code expired at {row.expires_at:%Y-%m-%d %H:%M} UTC: make a new one."
+            )
+        _check_version(version)
+        _check_clock(their_time, now)
+        _check_not_member(name, address)
+        node = Node(name=name, address=address)
+        token = node.rotate_token()
+        try:
+            with transaction.atomic():
+                node.save()
+        except IntegrityError as err:  # joined by someone else between the check and now
+            raise JoinRefused("name", f"An appliance named {name} is already in this cluster.", status=409) from err
+        row.used_at, row.node, row.secret = now, node, ""
+        row.save(update_fields=["used_at", "node", "secret"])
+    return node, token

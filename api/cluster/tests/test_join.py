@@ -1,0 +1,192 @@
+"""Joining an appliance with a one-time join code: making codes (admins only), the signed
+discovery answer, the join itself, and every refusal (which must change nothing)."""
+
+import hashlib
+import hmac
+import json
+import tempfile
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework.test import APIClient, APITestCase
+
+from accounts.choices import AuditAction, Role
+from accounts.models import AuditEntry
+from accounts.tests.people import bearer, forget_throttles, person
+from cluster import join
+from cluster.models import JoinCode, Node
+
+VERSION = "1.4.0~git7.gabc1234"
+CERT = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
+
+
+class JoinTest(APITestCase):
+    def setUp(self):
+        forget_throttles()
+        self.admin, _, _ = bearer(person("root", Role.ADMIN))
+        cert = tempfile.NamedTemporaryFile("w", suffix=".crt", delete=False)  # noqa: SIM115
+        cert.write(CERT)
+        cert.close()
+        overrides = self.settings(FULCRUM_VERSION=VERSION, FULCRUM_CONSOLE_CERT=cert.name)
+        overrides.enable()
+        self.addCleanup(overrides.disable)
+        self.new = APIClient()  # the joining appliance: nobody is signed in
+
+    def make_code(self):
+        answer = self.admin.post("/api/v1/join-codes/", format="json")
+        self.assertEqual(answer.status_code, 201, answer.data)
+        return answer.data
+
+    def ask(self, code, **changes):
+        body = {"join_code": code, "name": "lb2", "address": "192.0.2.12", "version": VERSION,
+                "time": timezone.now().isoformat(), **changes}  # fmt: skip
+        return self.new.post("/api/v1/cluster/join/", body, format="json", REMOTE_ADDR="192.0.2.12")
+
+    def assert_refused(self, answer, status, field, words, name="lb2"):
+        self.assertEqual(answer.status_code, status, answer.data)
+        self.assertIn(words, answer.data[field][0])
+        self.assertFalse(Node.objects.filter(name=name).exists())
+
+    # -- making codes -------------------------------------------------------------------------
+
+    def test_a_code_is_shown_once_and_listed_without_it(self):
+        made = self.make_code()
+        code = made["code"]
+        self.assertRegex(code, r"^([0-9A-HJKMNP-TV-Z]{4}-){4}[0-9A-HJKMNP-TV-Z]{4}$")
+        self.assertEqual(made["state"], "usable")
+        self.assertEqual(made["created_by"], "root")
+        lifetime = timezone.datetime.fromisoformat(made["expires_at"]) - timezone.now()
+        self.assertTrue(timedelta(minutes=29) < lifetime <= timedelta(minutes=30), lifetime)
+        listed = self.admin.get("/api/v1/join-codes/").data["results"]
+        self.assertEqual([row["code_id"] for row in listed], [code[:4]])
+        self.assertNotIn("code", listed[0])
+        self.assertNotIn(code.replace("-", "")[4:], json.dumps(listed))
+        # The audit log has the creation, never the secret.
+        entry = AuditEntry.objects.get(object_type="join-code")
+        self.assertEqual(entry.actor_name, "root")
+        self.assertNotIn(code.replace("-", "")[4:], json.dumps([entry.changes, entry.body]))
+
+    def test_only_admins_make_or_see_codes(self):
+        for role in (Role.OPERATOR, Role.VIEWER):
+            client, _, _ = bearer(person(f"a-{role}", role))
+            self.assertEqual(client.post("/api/v1/join-codes/").status_code, 403, role)
+            self.assertEqual(client.get("/api/v1/join-codes/").status_code, 403, role)
+        self.assertEqual(self.new.post("/api/v1/join-codes/").status_code, 401)
+        self.assertFalse(JoinCode.objects.exists())
+
+    def test_a_revoked_code_does_not_work(self):
+        made = self.make_code()
+        self.assertEqual(self.admin.delete(f"/api/v1/join-codes/{made['id']}/").status_code, 204)
+        self.assert_refused(self.ask(made["code"]), 400, "join_code", "Wrong join code")
+        self.assertEqual(self.new.get(f"/api/v1/cluster/join/{made['code_id']}/").status_code, 404)
+
+    # -- discovery --------------------------------------------------------------------------
+
+    def test_discovery_is_signed_with_the_secret(self):
+        made = self.make_code()
+        answer = self.new.get(f"/api/v1/cluster/join/{made['code_id'].lower()}/")
+        self.assertEqual(answer.status_code, 200, answer.data)
+        secret = made["code"].replace("-", "")[4:]
+        expected = hmac.new(secret.encode(), answer.data["info"].encode(), hashlib.sha256).hexdigest()
+        self.assertTrue(hmac.compare_digest(answer.data["signature"], expected))
+        info = json.loads(answer.data["info"])
+        self.assertEqual(info["certificate"], CERT)
+        self.assertEqual(info["version"], VERSION)
+        self.assertLess(abs((timezone.datetime.fromisoformat(info["time"]) - timezone.now()).total_seconds()), 5)
+        # A wrong secret does not verify it: a machine in the middle cannot sign another certificate.
+        other = hmac.new(b"0" * 16, answer.data["info"].encode(), hashlib.sha256).hexdigest()
+        self.assertNotEqual(answer.data["signature"], other)
+        self.assertEqual(self.new.get("/api/v1/cluster/join/ZZZZ/").status_code, 404)
+
+    # -- joining ------------------------------------------------------------------------------
+
+    def test_join_registers_the_node_and_spends_the_code(self):
+        made = self.make_code()
+        typed = made["code"].lower().replace("-", " ").replace("0", "o")  # as a person may type it
+        answer = self.ask(typed)
+        self.assertEqual(answer.status_code, 201, answer.data)
+        self.assertEqual((answer.data["node"], answer.data["version"]), ("lb2", VERSION))
+        node = Node.objects.get(name="lb2")
+        self.assertEqual(node.address, "192.0.2.12")
+        # The token is the new node's agent credential.
+        agent = APIClient()
+        agent.credentials(HTTP_AUTHORIZATION=f"Node {answer.data['token']}")
+        self.assertIn(agent.get("/api/v1/agent/desired/?known=0&wait=0").status_code, (200, 204))
+        row = JoinCode.objects.get(pk=made["id"])
+        self.assertEqual((row.node, row.secret), (node, ""))
+        listed = self.admin.get("/api/v1/join-codes/").data["results"][0]
+        self.assertEqual((listed["state"], listed["node"]), ("used", "lb2"))
+        # Once only, and the discovery answer is gone with it.
+        again = self.ask(made["code"], name="lb3", address="192.0.2.13")
+        self.assert_refused(again, 400, "join_code", "already used", name="lb3")
+        self.assertEqual(self.new.get(f"/api/v1/cluster/join/{made['code_id']}/").status_code, 404)
+        entry = AuditEntry.objects.get(action=AuditAction.APPLIANCE_JOIN)
+        self.assertEqual((entry.actor_name, entry.object_name, entry.address), ("appliance lb2", "lb2", "192.0.2.12"))
+        code = made["code"].replace("-", "")
+        for logged in AuditEntry.objects.all():
+            self.assertNotIn(code[4:], json.dumps([logged.changes, logged.body, logged.detail]))
+
+    def test_refusals_change_nothing_and_say_why(self):
+        made = self.make_code()
+        code = made["code"]
+        Node.objects.create(name="lb1", address="192.0.2.11", token_hash="x" * 64)
+        cases = [
+            (self.ask(code[:-1] + ("1" if code[-1] != "1" else "2")), 400, "join_code", "Wrong join code"),
+            (self.ask("not a code"), 400, "join_code", "Wrong join code"),
+            (self.ask(code, version="1.3.9"), 400, "version", "runs Fulcrum 1.3.9, the cluster runs " + VERSION),
+            (self.ask(code, time=(timezone.now() + timedelta(minutes=5)).isoformat()), 400, "time", "ahead of"),
+            (self.ask(code, time=(timezone.now() - timedelta(hours=2)).isoformat()), 400, "time", "7200 s behind"),
+            (self.ask(code, name="lb1", address="192.0.2.99"), 409, "name", "already in this cluster"),
+            (self.ask(code, address="192.0.2.11"), 409, "address", "already the address of lb1"),
+        ]
+        for answer, status, field, words in cases:
+            with self.subTest(field=field, words=words):
+                self.assert_refused(answer, status, field, words)
+        self.assertEqual(Node.objects.count(), 1)
+        self.assertIsNone(JoinCode.objects.get().used_at)
+        self.assertEqual(AuditEntry.objects.filter(action=AuditAction.APPLIANCE_JOIN_REFUSED).count(), len(cases))
+        # A clock 30 s off is fine, and the code still works after all those refusals.
+        self.assertEqual(self.ask(code, time=(timezone.now() + timedelta(seconds=30)).isoformat()).status_code, 201)
+
+    def test_an_expired_code_says_so(self):
+        made = self.make_code()
+        JoinCode.objects.filter(pk=made["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+        self.assert_refused(self.ask(made["code"]), 400, "join_code", "expired at")
+        self.assertEqual(self.admin.get("/api/v1/join-codes/").data["results"][0]["state"], "expired")
+        self.assertEqual(self.new.get(f"/api/v1/cluster/join/{made['code_id']}/").status_code, 404)
+
+    def test_bad_fields_are_refused_on_the_field(self):
+        made = self.make_code()
+        for changes, field in [({"name": "lb2;reboot"}, "name"), ({"address": "lb2"}, "address"),
+                               ({"time": "yesterday"}, "time"), ({"version": ""}, "version")]:  # fmt: skip
+            with self.subTest(field=field):
+                answer = self.ask(made["code"], **changes)
+                self.assertEqual(answer.status_code, 400, answer.data)
+                self.assertIn(field, answer.data)
+        extra = self.new.post("/api/v1/cluster/join/", {"join_code": made["code"], "role": "admin"}, format="json")
+        self.assertEqual(extra.status_code, 400)
+        self.assertIsNone(JoinCode.objects.get().used_at)
+
+    def test_guessing_is_throttled_per_address(self):
+        made = self.make_code()
+        for _ in range(10):
+            self.assertEqual(self.ask("0000-0000-0000-0000-0000").status_code, 400)
+        self.assertEqual(self.ask(made["code"]).status_code, 429)
+        self.assertIsNone(JoinCode.objects.get().used_at)
+
+
+class CodeTest(APITestCase):
+    def test_parse(self):
+        self.assertEqual(join.parse("K7QM-W2XD-9HRT-5BNP-3CAZ"), ("K7QM", "W2XD9HRT5BNP3CAZ"))
+        self.assertEqual(join.parse(" k7qm w2xd 9hrt 5bnp 3caz\n"), ("K7QM", "W2XD9HRT5BNP3CAZ"))
+        self.assertEqual(join.parse("K7QM-W2XD-9HRT-5BNP-3CAO"), ("K7QM", "W2XD9HRT5BNP3CA0"))
+        self.assertEqual(join.parse("l7qm-w2xd-9hrt-5bnp-3caz"), ("17QM", "W2XD9HRT5BNP3CAZ"))
+        for bad in (
+            "",
+            "K7QM-W2XD-9HRT-5BNP",
+            "K7QM-W2XD-9HRT-5BNP-3CAZ-0",
+            "K7QM-W2XD-9HRT-5BNP-3CA!",
+            "U" * 20,
+            None,
+        ):
+            self.assertIsNone(join.parse(bad), bad)
