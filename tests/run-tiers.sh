@@ -92,7 +92,7 @@ tier_unit() {
   return "$status"
 }
 
-tier_api() { pytest_junit api api tests/cli --ignore=api/compiler; }
+tier_api() { pytest_junit api api tests/cli tests/pair --ignore=api/compiler; }
 
 # The failover measurements first, alone (see the header): the agent's VRRP tests against
 # real keepalived (Go, bounds of a second or two) and test_ha.py; then the rest of the tier.

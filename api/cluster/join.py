@@ -4,8 +4,8 @@ The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
 
 - An admin makes a code on the primary (Nodes → Add appliance, ``fulcrum join-code
   create``, ``POST /api/v1/join-codes/``): ``ID-SECRET``, 20 characters of Crockford's
-  base32 shown as five groups of four (``K7QM-W2XD-9HRT-5BNP-3CAZ``), 80 bits of secret.
-  It works once and for ``TTL``.
+  base32 shown as five groups of four (``cluster.joincode``), 80 bits of secret. It works
+  once and for ``TTL``.
 - **Discovery.** The new appliance asks ``GET /api/v1/cluster/join/<ID>/`` and gets the
   cluster's information (this appliance's console certificate, its package version and
   clock) with an HMAC-SHA256 signature keyed by the secret. It checks the signature before
@@ -16,29 +16,22 @@ The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
   address, package version and clock (``POST /api/v1/cluster/join/``). Each refusal names
   its reason and changes nothing; the code stays usable until it works or expires. On
   success the code is spent and the appliance gets its node and agent token.
+
+The joining side is ``cluster.join_client``.
 """
 
-import hashlib
 import hmac
 import json
-import re
-import secrets
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from cluster.joincode import ID_LENGTH, SECRET_LENGTH, display, parse, random_part, sign
 from cluster.models import JoinCode, Node
 
 TTL = timedelta(minutes=30)
-ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base32: no I, L, O, U
-ID_LENGTH = 4
-SECRET_LENGTH = 16
-GROUP = 4
-# What a person may type for a character (Crockford: O is 0, I and L are 1).
-_READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
-_SEPARATORS = re.compile(r"[\s-]+")
 
 
 class JoinRefused(Exception):
@@ -51,36 +44,16 @@ class JoinRefused(Exception):
         self.status = status
 
 
-def _random(length):
-    return "".join(secrets.choice(ALPHABET) for _ in range(length))
-
-
-def display(code):
-    """``K7QMW2XD...`` as ``K7QM-W2XD-...``."""
-    return "-".join(code[i : i + GROUP] for i in range(0, len(code), GROUP))
-
-
-def parse(text):
-    """``(id, secret)`` from a code as a person may type it (any case, dashes or spaces
-    anywhere, O for 0, I or L for 1); None if it cannot be a code."""
-    if not isinstance(text, str):
-        return None
-    code = _SEPARATORS.sub("", text).upper().translate(_READ_AS)
-    if len(code) != ID_LENGTH + SECRET_LENGTH or any(c not in ALPHABET for c in code):
-        return None
-    return code[:ID_LENGTH], code[ID_LENGTH:]
-
-
 def issue(user):
     """A new code; returns ``(row, code as shown)``. The code is shown this once."""
     for _ in range(20):
-        code_id = _random(ID_LENGTH)
+        code_id = random_part(ID_LENGTH)
         # IDs are never reused: an old one still names its code in the list and the audit log.
         if not JoinCode.objects.filter(code_id=code_id).exists():
             break
     else:  # pragma: no cover - 20 collisions in a space of a million
         raise RuntimeError("no free join code ID")
-    secret = _random(SECRET_LENGTH)
+    secret = random_part(SECRET_LENGTH)
     row = JoinCode.objects.create(code_id=code_id, secret=secret, created_by=user, expires_at=timezone.now() + TTL)
     return row, display(code_id + secret)
 
@@ -98,10 +71,6 @@ def console_certificate():
             return f.read()
     except OSError:
         return ""
-
-
-def sign(secret, info):
-    return hmac.new(secret.encode(), info.encode(), hashlib.sha256).hexdigest()
 
 
 def discovery(code_id):

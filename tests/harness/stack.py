@@ -74,10 +74,13 @@ class Stack:
 
     Without ``database`` and ``workdir`` the stack makes its own and removes them on stop;
     given ones (the demo's) are kept for the next run. ``agent_args`` go at the end of the
-    agent's command line (e.g. ``["--firewall"]``; a flag given twice takes the last value).
+    agent's command line (e.g. ``["--firewall"]``; a flag given twice takes the last value);
+    ``env`` adds to the API's (and agents') environment.
     """
 
-    def __init__(self, lab=None, database=None, port=None, node="lb1", workdir=None, prefix=None, agent_args=()):
+    def __init__(
+        self, lab=None, database=None, port=None, node="lb1", workdir=None, prefix=None, agent_args=(), env=None
+    ):
         self.lab = lab
         self.prefix = prefix or lab.prefix
         self.database = database or f"fulcrum_{self.prefix}"
@@ -85,6 +88,7 @@ class Stack:
         self.port = port or free_port()
         self.node = node
         self.agent_args = list(agent_args)
+        self.extra_env = dict(env or {})  # settings for the API and the agents (FULCRUM_...)
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"fulcrum-stack-{self.prefix}-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -124,6 +128,7 @@ class Stack:
             # in 37 s on an idle machine): at 10/min the one after a 429 waited forever. The
             # throttle itself is proven in api/accounts/tests/test_throttle.py.
             "FULCRUM_LOGIN_RATE": "600/min",
+            **self.extra_env,
         }
         self.manage("migrate", "--no-input", "-v", "0")
         self.admin_password = self._ensure_admin()

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient, APITestCase
 from accounts.choices import AuditAction, Role
 from accounts.models import AuditEntry
 from accounts.tests.people import bearer, forget_throttles, person
-from cluster import join
+from cluster import joincode
 from cluster.models import JoinCode, Node
 
 VERSION = "1.4.0~git7.gabc1234"
@@ -177,10 +177,10 @@ class JoinTest(APITestCase):
 
 class CodeTest(APITestCase):
     def test_parse(self):
-        self.assertEqual(join.parse("K7QM-W2XD-9HRT-5BNP-3CAZ"), ("K7QM", "W2XD9HRT5BNP3CAZ"))
-        self.assertEqual(join.parse(" k7qm w2xd 9hrt 5bnp 3caz\n"), ("K7QM", "W2XD9HRT5BNP3CAZ"))
-        self.assertEqual(join.parse("K7QM-W2XD-9HRT-5BNP-3CAO"), ("K7QM", "W2XD9HRT5BNP3CA0"))
-        self.assertEqual(join.parse("l7qm-w2xd-9hrt-5bnp-3caz"), ("17QM", "W2XD9HRT5BNP3CAZ"))
+        self.assertEqual(joincode.parse("K7QM-W2XD-9HRT-5BNP-3CAZ"), ("K7QM", "W2XD9HRT5BNP3CAZ"))
+        self.assertEqual(joincode.parse(" k7qm w2xd 9hrt 5bnp 3caz\n"), ("K7QM", "W2XD9HRT5BNP3CAZ"))
+        self.assertEqual(joincode.parse("K7QM-W2XD-9HRT-5BNP-3CAO"), ("K7QM", "W2XD9HRT5BNP3CA0"))
+        self.assertEqual(joincode.parse("l7qm-w2xd-9hrt-5bnp-3caz"), ("17QM", "W2XD9HRT5BNP3CAZ"))
         for bad in (
             "",
             "K7QM-W2XD-9HRT-5BNP",
@@ -189,4 +189,4 @@ class CodeTest(APITestCase):
             "U" * 20,
             None,
         ):
-            self.assertIsNone(join.parse(bad), bad)
+            self.assertIsNone(joincode.parse(bad), bad)

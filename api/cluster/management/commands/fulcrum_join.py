@@ -1,0 +1,38 @@
+"""Join this appliance to a cluster (its first boot: ``fulcrum-setup`` runs it with the join
+code on standard input). Prints the result as one JSON object (node, agent token, version,
+the cluster's certificate) for root to store: fulcrum-manage runs as the API's user, who may
+not write where the root-only agent reads its token. A refusal ends with ``join refused: ...``."""
+
+import ipaddress
+import json
+import sys
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from cluster import join_client
+from services.validators import validate_name
+
+
+class Command(BaseCommand):
+    help = "Join the cluster of the appliance at TARGET with the join code read from standard input."
+
+    def add_arguments(self, parser):
+        parser.add_argument("target", help="an appliance of the cluster: address or name, optionally :port")
+        parser.add_argument("--name", required=True, help="this appliance's node name (its short host name)")
+        parser.add_argument("--address", required=True, help="this appliance's management address")
+
+    def handle(self, target, name, address, **options):
+        try:
+            validate_name(name)
+            ipaddress.ip_address(address)
+        except Exception as err:
+            raise CommandError(f"join refused: {err}") from err
+        code = sys.stdin.readline().strip()
+        try:
+            joined = join_client.join(
+                target, code, name, address, settings.FULCRUM_VERSION, max_skew_s=settings.FULCRUM_JOIN_MAX_SKEW_S
+            )
+        except join_client.JoinFailed as err:
+            raise CommandError(f"join refused: {err}") from err
+        self.stdout.write(json.dumps(joined.__dict__))
