@@ -61,6 +61,7 @@ var version = "dev"
 // options are the command-line flags.
 type options struct {
 	api           string
+	apiPin        string
 	tokenFile     string
 	stateDir      string
 	haproxyBin    string
@@ -117,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("fulcrum-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.api, "api", "", "base URL of the Fulcrum API, e.g. https://fulcrum:8443 (required)")
+	fs.StringVar(&o.apiPin, "api-pin", "", "a PEM certificate the API's TLS certificate must be, exactly (the cluster's console certificate, pinned when the appliance joined); empty: the system's CAs")
 	fs.StringVar(&o.tokenFile, "token-file", "", "file holding this node's API token (required)")
 	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/fulcrum-agent", "state directory: file sets (bundles/, live and last-good links), run/, state.json")
 	fs.StringVar(&o.haproxyBin, "haproxy", "haproxy", "haproxy executable")
@@ -194,6 +196,15 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 	api, err := client.New(o.api, strings.TrimSpace(string(token)))
 	if err != nil {
 		return nil, err
+	}
+	if o.apiPin != "" {
+		pinned, err := os.ReadFile(o.apiPin)
+		if err != nil {
+			return nil, fmt.Errorf("api pin: %w", err)
+		}
+		if err := api.Pin(pinned); err != nil {
+			return nil, fmt.Errorf("api pin %s: %w", o.apiPin, err)
+		}
 	}
 	store := apply.Store{Dir: o.stateDir}
 	if err := store.Init(); err != nil {

@@ -335,6 +335,47 @@ func TestOnceBadToken(t *testing.T) {
 	}
 }
 
+// An agent pinned to another certificate than the API's sends nothing there and says why.
+func TestOnceRefusesAnotherCertificate(t *testing.T) {
+	api := &fakeAPI{}
+	srv := httptest.NewTLSServer(api)
+	t.Cleanup(srv.Close)
+	pin := filepath.Join(t.TempDir(), "cluster.crt")
+	if err := os.WriteFile(pin, []byte(otherCertificate), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs testlog.Buffer
+	args := []string{"--api", srv.URL, "--api-pin", pin, "--token-file", writeToken(t, "s3cret"),
+		"--state-dir", t.TempDir(), "--once"}
+	if code := run(context.Background(), args, &logs); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(logs.String(), "not the pinned one") {
+		t.Errorf("log does not say the certificate is not the pinned one:\n%s", logs.String())
+	}
+	// A pin that is no certificate stops the agent at start.
+	if err := os.WriteFile(pin, []byte("nonsense"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs = testlog.Buffer{}
+	if code := run(context.Background(), args, &logs); code != 1 || !strings.Contains(logs.String(), "no PEM CERTIFICATE") {
+		t.Errorf("exit %d, log:\n%s", code, logs.String())
+	}
+}
+
+// otherCertificate is a self-signed certificate that is not httptest's.
+const otherCertificate = `-----BEGIN CERTIFICATE-----
+MIIBeDCCAR2gAwIBAgIUNct4nUSGhX+tapTuVjervPs5vOgwCgYIKoZIzj0EAwIw
+EDEOMAwGA1UEAwwFb3RoZXIwIBcNMjYxMTI4MDgwMjEyWhgPMjEyNjExMDQwODAy
+MTJaMBAxDjAMBgNVBAMMBW90aGVyMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE
+kEt9y58W0s0aV9rE6AqNEsw9ZWQGFqG3aHbvoA24w+43ObSi0GcRVF5ap+z+cN4C
+hneIYSr8QVNL5vD1em5QX6NTMFEwHQYDVR0OBBYEFLGLnAmmmhsrpkOOdWSRQP/2
+s7AAMB8GA1UdIwQYMBaAFLGLnAmmmhsrpkOOdWSRQP/2s7AAMA8GA1UdEwEB/wQF
+MAMBAf8wCgYIKoZIzj0EAwIDSQAwRgIhANjksgS1vL/yZOyLZ4Rmc9GMayM4k6Ey
+7U9V1KATov7mAiEAgigAAtvl1lbboy6HV50mIc34QtPyQhZtU2+Ra9xVQKI=
+-----END CERTIFICATE-----
+`
+
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
 		name    string

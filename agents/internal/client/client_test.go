@@ -2,9 +2,18 @@ package client
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -385,4 +394,92 @@ func TestTelemetryEmptyListsAndErrors(t *testing.T) {
 	if want := `{"interval_s":10,"services":[],"members":[]}`; f.gotBody != want {
 		t.Errorf("body = %s, want %s", f.gotBody, want)
 	}
+}
+
+// certPEM is the PEM of a TLS test server's own certificate.
+func certPEM(srv *httptest.Server) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+func TestPinTrustsExactlyThePinnedCertificate(t *testing.T) {
+	f := &fakeAPI{status: http.StatusNoContent}
+	cluster := httptest.NewTLSServer(f)
+	t.Cleanup(cluster.Close)
+	// A machine in the middle: the same answers behind another certificate
+	// (httptest's servers all share one, so this one makes its own).
+	other := httptest.NewUnstartedServer(f)
+	other.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	other.StartTLS()
+	t.Cleanup(other.Close)
+
+	for _, tt := range []struct {
+		name   string
+		url    string
+		wantOK bool
+	}{
+		{"the pinned certificate", cluster.URL, true},
+		{"another certificate", other.URL, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f.gotAuth = ""
+			c, err := New(tt.url, "s3cret")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Pin(certPEM(cluster)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Desired(context.Background(), Poll{Known: 1, Wait: time.Second})
+			if tt.wantOK && err != nil {
+				t.Fatalf("Desired: %v", err)
+			}
+			if !tt.wantOK {
+				if err == nil || !strings.Contains(err.Error(), "not the pinned one") {
+					t.Fatalf("Desired: err = %v, want the pin refused", err)
+				}
+				if f.gotAuth != "" {
+					t.Fatalf("the token reached a server with another certificate: %q", f.gotAuth)
+				}
+			}
+		})
+	}
+	// Without a pin, the self-signed certificate is refused by the system's roots.
+	c, _ := New(cluster.URL, "s3cret")
+	if _, err := c.Desired(context.Background(), Poll{Known: 1, Wait: time.Second}); err == nil {
+		t.Fatal("an unpinned client trusted a self-signed certificate")
+	}
+}
+
+func TestPinRejectsBadInput(t *testing.T) {
+	c, _ := New("http://api", "t")
+	if err := c.Pin([]byte("x")); err == nil || !strings.Contains(err.Error(), "https") {
+		t.Errorf("Pin on http: err = %v", err)
+	}
+	c, _ = New("https://api", "t")
+	for _, bad := range []string{"", "not pem", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"} {
+		if err := c.Pin([]byte(bad)); err == nil {
+			t.Errorf("Pin(%q) succeeded", bad)
+		}
+	}
+}
+
+// selfSigned is a new self-signed ECDSA certificate for 127.0.0.1.
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "middle"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
