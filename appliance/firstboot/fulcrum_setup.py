@@ -1,17 +1,22 @@
 #!/usr/bin/python3
 """fulcrum-setup: the appliance's first-boot text setup on the console.
 
-Asks for the management interface, address, gateway, DNS servers, hostname and the admin
+Asks for the management interface, address, gateway, DNS servers, hostname, whether to start
+a new cluster or join one (then an appliance of that cluster and a join code) and the admin
 password (every answer validated, bad ones asked again; a summary to confirm), then applies
-them: the console admin's password (Django, through fulcrum-manage), the Unix ``admin``
-password (chpasswd), a systemd-networkd file for the interface, /etc/resolv.conf,
-/etc/hostname, /etc/hosts, the nginx listen address of the console, /etc/fulcrum/management.env
-(read by fulcrum-firstboot) and /var/lib/fulcrum/setup.done, after which it never runs again.
+them: the console admin's password (Django, through fulcrum-manage; a new cluster only), the
+Unix ``admin`` password (chpasswd), a systemd-networkd file for the interface,
+/etc/resolv.conf, /etc/hostname, /etc/hosts, the nginx listen address of the console,
+/etc/fulcrum/management.env (read by fulcrum-firstboot), when joining the join itself
+(``fulcrum-manage fulcrum_join``: the node's agent token, the cluster's pinned certificate and
+the agent's /etc/fulcrum/agent/api.env), and /var/lib/fulcrum/setup.done, after which it never
+runs again.
 
 Answers may be seeded from a disk labelled FULCRUM-SEED (iso9660 or vfat) holding setup.conf
-(key=value lines: interface, address, gateway, dns, hostname, admin_password) and optionally
-root_authorized_keys. A seeded answer is checked like a typed one; a missing or refused one is
-asked for. With a complete seed the setup runs unattended.
+(key=value lines: interface, address, gateway, dns, hostname, admin_password; cluster=new or
+join, with join_address and join_code) and optionally root_authorized_keys. A seeded answer
+is checked like a typed one; a missing or refused one is asked for. With a complete seed the
+setup runs unattended.
 
 systemd runs one copy per console (fulcrum-setup@tty1, fulcrum-setup@ttyS0): the first to
 finish applies its answers under a lock; the other sees setup.done and stops.
@@ -32,6 +37,7 @@ import fcntl
 import getpass
 import gzip
 import ipaddress
+import json
 import os
 import re
 import shutil
@@ -45,7 +51,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SEED_LABEL = "FULCRUM-SEED"
-SEED_KEYS = ("interface", "address", "gateway", "dns", "hostname", "admin_password")
+SEED_KEYS = ("interface", "address", "gateway", "dns", "hostname", "cluster", "join_address", "join_code",
+             "admin_password")  # fmt: skip
+JOIN_KEYS = ("join_address", "join_code")  # asked only when joining
 SEED_MAX_BYTES = 64 * 1024
 MIN_PASSWORD = 10  # the API's AUTH_PASSWORD_VALIDATORS minimum
 MAX_PASSWORD = 128
@@ -71,6 +79,13 @@ MANAGEMENT_ENV = "etc/fulcrum/management.env"
 # firewall baseline (appliance/firewall/baseline.nft) in the same transaction.
 MANAGEMENT_NFT = "etc/fulcrum/firewall.d/management.nft"
 ROOT_KEYS = "root/.ssh/authorized_keys"
+# What joining a cluster leaves: the agent's token and where its API is, the cluster's pinned
+# certificate, and the cluster this appliance joined (fulcrum-firstboot reads it).
+NODE_TOKEN = "etc/fulcrum/agent/node.token"
+AGENT_API_ENV = "etc/fulcrum/agent/api.env"
+CLUSTER_CERT = "etc/fulcrum/cluster/console.crt"
+CLUSTER_ENV = "etc/fulcrum/cluster.env"
+JOIN_TRIES, JOIN_PAUSE_S = 10, 3  # the management link may take a moment to come up
 KERNEL_HOSTNAME = "proc/sys/kernel/hostname"
 SYS_NET = "sys/class/net"
 
@@ -107,6 +122,10 @@ class CommandFailed(Exception):
 
 class PasswordRefused(CommandFailed):
     """The API's password validators refused the admin password."""
+
+
+class JoinRefused(CommandFailed):
+    """The cluster (or the checks before it) refused the join; the message says why."""
 
 
 # -- the answers ----------------------------------------------------------------------------
@@ -240,6 +259,54 @@ def parse_hostname(text):
     return name
 
 
+def parse_cluster(text):
+    """``new`` (Enter) or ``join``."""
+    choice = text.strip().lower() or "new"
+    if choice in ("new", "n"):
+        return "new"
+    if choice in ("join", "j"):
+        return "join"
+    raise Invalid("answer new (start a new cluster) or join (join an existing one)")
+
+
+def parse_join_address(text):
+    """An appliance of the cluster: an address or a host name, optionally with :port
+    (IPv6 with a port in brackets). Returns it as ``host``, ``host:port`` or ``[v6]:port``."""
+    text = text.strip()
+    host, port = text, None
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise Invalid("an IPv6 address with a port goes in brackets: [2001:db8::10]:443")
+        port = rest[1:] or None
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    try:
+        address = ipaddress.ip_address(host)
+        if address.is_unspecified or address.is_multicast or address.is_loopback:
+            raise Invalid(f"{address} cannot be another appliance's address")
+        host = str(address)
+    except ValueError:
+        host = parse_hostname(host)
+    if port is not None:
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise Invalid(f"{port!r} is not a port (1-65535)")
+        port = int(port)
+    if port is None or port == 443:
+        return host
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def parse_join_code(text):
+    """The code as shown on the cluster (its format is the cluster's to check)."""
+    code = " ".join(text.split())
+    if not code:
+        raise Invalid("the join code is required: make one on the cluster (Nodes → Add an appliance)")
+    if len(code) > 64 or not all(c.isalnum() or c in "- " for c in code):
+        raise Invalid("a join code is letters and digits in groups, e.g. K7QM-W2XD-9HRT-5BNP-3CAZ")
+    return code
+
+
 def check_password(text, common=None):
     """The admin password: the API's rules (length, not a common one), printable characters only."""
     if len(text) < MIN_PASSWORD:
@@ -271,17 +338,23 @@ class Answers:
     gateway: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
     dns: list | None = None
     hostname: str | None = None
+    cluster: str | None = None  # "new" or "join"
+    join_address: str | None = None
+    join_code: str | None = None  # like the password: never written to a file
     admin_password: str | None = None
 
     def summary(self):
-        return [
+        lines = [
             ("Management interface", str(self.interface)),
             ("Management address", str(self.address)),
             ("Default gateway", str(self.gateway) if self.gateway else "(none)"),
             ("DNS servers", ", ".join(map(str, self.dns)) if self.dns else "(none)"),
             ("Hostname", self.hostname),
-            ("Admin password", "(set)"),
+            ("Cluster", "new" if self.cluster != "join" else f"join the cluster of {self.join_address}"),
         ]
+        if self.cluster == "join":
+            lines.append(("Join code", "(set)"))
+        return lines + [("Admin password", "(set)")]
 
 
 # -- the seed -------------------------------------------------------------------------------
@@ -476,6 +549,9 @@ PROMPTS = {
     "gateway": "Default gateway (empty for none){default}: ",
     "dns": "DNS servers (comma-separated, empty for none){default}: ",
     "hostname": "Hostname (e.g. lb1 or lb1.example.com){default}: ",
+    "cluster": "Start a new cluster or join one? (new/join){default}: ",
+    "join_address": "An appliance of the cluster (address or name){default}: ",
+    "join_code": "Join code (Nodes → Add an appliance on the cluster){default}: ",
 }
 
 
@@ -500,6 +576,12 @@ class Setup:
             return parse_dns(text)
         if key == "hostname":
             return parse_hostname(text)
+        if key == "cluster":
+            return parse_cluster(text)
+        if key == "join_address":
+            return parse_join_address(text)
+        if key == "join_code":
+            return parse_join_code(text)
         return check_password(text, self.common)
 
     def parse_interface(self, text):
@@ -524,6 +606,13 @@ class Setup:
             return answers, False
         complete = True
         for key in SEED_KEYS:
+            if key == "cluster" and key not in seed.values:
+                answers.cluster = "new"  # a seed from before clusters: a new one, as then
+                continue
+            if key in JOIN_KEYS and answers.cluster != "join":
+                if key in seed.values:
+                    self.console.say(f"  seed: {key} is only for cluster=join; ignored.")
+                continue
             if key not in seed.values:
                 self.console.say(f"  seed: no {key}; asking for it.")
                 complete = False
@@ -551,6 +640,8 @@ class Setup:
             default = (previous or self.interfaces[0]).name
             prompt = PROMPTS[key].format(default=default)
         else:
+            if key == "cluster":
+                previous = previous or "new"
             default = ",".join(map(str, previous)) if isinstance(previous, list) else str(previous or "")
             prompt = PROMPTS[key].format(default=f" [{default}]" if default else "")
         while True:
@@ -578,6 +669,9 @@ class Setup:
             raise SystemExit("fulcrum-setup: no network interface found (only loopback or virtual ones)")
         self.show_interfaces()
         for key in PROMPTS:
+            if key in JOIN_KEYS and answers.cluster != "join":
+                setattr(answers, key, None)
+                continue
             if previous is not None or getattr(answers, key) is None:
                 before = getattr(previous, key) if previous is not None else None
                 setattr(answers, key, self.ask_one(key, answers, before))
@@ -621,6 +715,14 @@ class Setup:
                 self.console.say(f"  The console refused the admin password: {err}")
                 with self.console.watching():
                     answers.admin_password = self.ask_password()
+            except JoinRefused as err:
+                self.console.say(f"  The join was refused: {err}")
+                if not self.console.interactive:
+                    raise SystemExit(1) from None
+                self.console.say("Give the cluster's address and a join code again (Enter keeps the bracketed value).")
+                with self.console.watching():
+                    for key in JOIN_KEYS:
+                        setattr(answers, key, self.ask_one(key, answers, getattr(answers, key)))
             except CommandFailed as err:
                 self.console.say(f"Setup could not be applied: {err}")
                 if not self.console.interactive:
@@ -651,12 +753,19 @@ class Applier:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if (self.root / SETUP_DONE).exists():
                 raise DoneElsewhere()
-            self.set_console_password(answers.admin_password)
+            if answers.cluster == "join":
+                # The cluster's admins sign in to the console: no console password here. The
+                # network comes first, for the join goes over it.
+                self.run(["fulcrum-api-init"])
+            else:
+                self.set_console_password(answers.admin_password)
             self.run(["chpasswd"], stdin=f"admin:{answers.admin_password}\n")
             self.write_files(answers, keys)
             self.set_kernel_hostname(answers.hostname)
             self.reload_network()
             self.reload_firewall()
+            if answers.cluster == "join":
+                self.join(answers)
             finished = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             write_file(self.root / SETUP_DONE, f"setup finished on {ttyname()} at {finished}\n")
         self.say("Setup is complete.")
@@ -671,6 +780,41 @@ class Applier:
             if "password refused" in str(err):
                 raise PasswordRefused(str(err).split("password refused:", 1)[1].strip()) from None
             raise
+
+    def join(self, answers):
+        """``fulcrum-manage fulcrum_join`` (the code on standard input); then the node's token,
+        the cluster's certificate and the agent's API file. Raises JoinRefused."""
+        short, address = answers.hostname.split(".")[0], str(answers.address.ip)
+        argv = ["fulcrum-manage", "fulcrum_join", answers.join_address, "--name", short, "--address", address]
+        self.say(f"Joining the cluster of {answers.join_address}...")
+        for attempt in range(1, JOIN_TRIES + 1):
+            try:
+                out = self.run(argv, stdin=answers.join_code + "\n")
+                break
+            except CommandFailed as err:
+                reason = str(err).split("join refused:", 1)[-1].strip()
+                if "cannot reach the cluster" in reason and attempt < JOIN_TRIES:
+                    time.sleep(JOIN_PAUSE_S)  # the link, ARP, the other side's firewall reload
+                    continue
+                raise JoinRefused(reason) from None
+        if out is None:  # --no-system
+            return
+        try:
+            joined = json.loads(out)
+            token, certificate, node = joined["token"], joined["certificate"], joined["node"]
+        except (ValueError, KeyError, TypeError):
+            raise CommandFailed("fulcrum_join printed no join result") from None
+        if not re.fullmatch(r"[A-Za-z0-9_-]{20,200}", token) or "-----BEGIN CERTIFICATE-----" not in certificate:
+            raise CommandFailed("fulcrum_join printed a malformed token or certificate")
+        api = answers.join_address
+        (self.root / NODE_TOKEN).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_file(self.root / NODE_TOKEN, token + "\n", 0o600)
+        write_file(self.root / CLUSTER_CERT, certificate, 0o644)
+        write_file(self.root / AGENT_API_ENV, HEADER.format(done="/" + SETUP_DONE)
+                   + f"FULCRUM_API=https://{api}\nFULCRUM_API_PIN=/{CLUSTER_CERT}\n", 0o644)  # fmt: skip
+        write_file(self.root / CLUSTER_ENV, HEADER.format(done="/" + SETUP_DONE)
+                   + f"FULCRUM_CLUSTER_JOINED={api}\nFULCRUM_CLUSTER_NODE={node}\n", 0o644)  # fmt: skip
+        self.say(f"Joined: this appliance is node {node} of the cluster of {api}.")
 
     def write_files(self, answers, keys):
         files = render_files(answers)
@@ -711,10 +855,11 @@ class Applier:
         self.run(["systemctl", "reload", "fulcrum-firewall.service"])
 
     def run(self, argv, stdin=None):
-        """Run a system command; secrets go on standard input, never in ``argv``."""
+        """Run a system command; secrets go on standard input, never in ``argv``. Returns
+        its standard output (None under --no-system)."""
         if not self.system:
             self.say(f"skipped (--no-system): {' '.join(argv)}")
-            return
+            return None
         search = os.environ.get("PATH", os.defpath) + os.pathsep + LIBEXEC
         program = shutil.which(argv[0], path=search)
         if program is None:
@@ -723,6 +868,7 @@ class Applier:
         if result.returncode != 0:
             detail = (result.stderr.strip() or result.stdout.strip()).splitlines()
             raise CommandFailed(f"{' '.join(argv)}: {detail[-1] if detail else f'exit status {result.returncode}'}")
+        return result.stdout
 
 
 def render_files(answers):

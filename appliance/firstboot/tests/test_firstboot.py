@@ -108,6 +108,20 @@ def test_first_boot_makes_keys_certificate_node_and_cli_token(machine):
     ]
 
 
+def test_a_joined_appliance_keeps_its_cluster_token_and_makes_no_local_admin_token(machine):
+    root, firstboot, commands = machine
+    (root / "etc/fulcrum/agent").mkdir(parents=True, mode=0o700)
+    (root / "etc/fulcrum/agent/node.token").write_text("from-the-cluster\n")
+    (root / "etc/fulcrum/cluster.env").write_text("FULCRUM_CLUSTER_JOINED=10.0.2.15\nFULCRUM_CLUSTER_NODE=lb1\n")
+    result = firstboot()
+    assert result.returncode == 0, result.stderr
+    assert "joined a cluster" in result.stderr
+    assert (root / "etc/fulcrum/agent/node.token").read_text() == "from-the-cluster\n"
+    assert not (root / "root/.config/fulcrum/config.yaml").exists()
+    assert not [c for c in commands() if c[1:2] in (["fulcrum_node"], ["fulcrum_token"])]
+    assert (root / "var/lib/fulcrum/firstboot.done").exists()
+
+
 def test_a_second_run_keeps_what_the_first_made(machine):
     root, firstboot, commands = machine
     assert firstboot().returncode == 0

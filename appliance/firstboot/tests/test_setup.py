@@ -32,7 +32,16 @@ if os.path.basename(sys.argv[0]) == "systemctl" and sys.argv[1] == "is-active":
 if "--password-stdin" in sys.argv and data.strip() == {refused!r}:
     print("CommandError: password refused: This password is too common.", file=sys.stderr)
     sys.exit(1)
+if "fulcrum_join" in sys.argv:  # as cluster/management/commands/fulcrum_join.py answers
+    if data.strip().upper() != {good_code!r}:
+        print("CommandError: join refused: the cluster refused the join: Wrong join code.", file=sys.stderr)
+        sys.exit(1)
+    name = sys.argv[sys.argv.index("--name") + 1]
+    print(json.dumps({{"node": name, "token": {token!r}, "version": "1.0", "certificate": {certificate!r}}}))
 """
+GOOD_CODE = "K7QM-W2XD-9HRT-5BNP-3CAZ"
+TOKEN = "T" * 43
+CERTIFICATE = "-----BEGIN CERTIFICATE-----\nMIIBcluster\n-----END CERTIFICATE-----\n"
 
 
 @pytest.fixture
@@ -59,7 +68,8 @@ def commands(tmp_path):
     log.touch()
     for name in ("chpasswd", "fulcrum-manage", "fulcrum-api-init", "systemctl", "networkctl"):
         path = bin_dir / name
-        path.write_text(FAKE_COMMAND.format(python=sys.executable, log=str(log), refused=REFUSED))
+        path.write_text(FAKE_COMMAND.format(python=sys.executable, log=str(log), refused=REFUSED,
+                                            good_code=GOOD_CODE, token=TOKEN, certificate=CERTIFICATE))  # fmt: skip
         path.chmod(0o755)
 
     def recorded():
@@ -90,6 +100,7 @@ def answer_all(child, password, gateway=""):
         ("gateway", gateway),
         ("DNS", ""),
         ("Hostname", "lb1"),
+        ("Start a new cluster or join one?", ""),
     ):
         answer(child, prompt, reply)
     answer(child, "Admin password (at least 10 characters): ", password)
@@ -152,6 +163,8 @@ def test_typed_answers_are_checked_asked_again_and_applied(root, commands):
     answer(child, "Invalid: 'dns.example.com' is not an IP address", "10.0.2.3, 10.0.2.4")
     answer(child, "Hostname (e.g. lb1 or lb1.example.com): ", "-lb1")
     answer(child, "Invalid: '-lb1': each part is", "lb1.example.com")
+    answer(child, "Start a new cluster or join one? (new/join) [new]: ", "both")
+    answer(child, "Invalid: answer new (start a new cluster) or join", "new")
     answer(child, "Admin password (at least 10 characters): ", "short")
     answer(child, "Invalid: at least 10 characters", PASSWORD)
     answer(child, "Admin password again: ", PASSWORD + "x")
@@ -240,6 +253,7 @@ def test_a_newline_semicolon_or_quote_never_reaches_a_file(root, commands):
     answer(child, "Invalid:", 'lb1"')
     answer(child, "Invalid:", "lb1 lb2")
     answer(child, "Invalid:", "lb1")
+    answer(child, "Start a new cluster or join one?", "")
     # getpass reads the terminal with universal newlines: the carriage return ends the password.
     answer(child, "Admin password (at least 10 characters): ", f"{PASSWORD}{newline}junk")
     answer(child, "Admin password again: ", PASSWORD)
@@ -268,6 +282,7 @@ def test_no_at_the_summary_asks_again_with_the_answers_as_defaults(root, command
     answer(child, "Default gateway", "fe80::1")
     answer(child, "DNS servers", "2001:db8::53")
     answer(child, "Hostname", "lb1")
+    answer(child, "Start a new cluster or join one?", "")
     answer(child, "Admin password (at least 10 characters): ", PASSWORD)
     answer(child, "Admin password again: ", PASSWORD)
     answer(child, "Apply these settings? [yes/no]: ", "no")
@@ -276,6 +291,7 @@ def test_no_at_the_summary_asks_again_with_the_answers_as_defaults(root, command
     answer(child, "Default gateway (empty for none) [fe80::1]: ", "")
     answer(child, "DNS servers (comma-separated, empty for none) [2001:db8::53]: ", "")
     answer(child, "Hostname (e.g. lb1 or lb1.example.com) [lb1]: ", "lb2")
+    answer(child, "Start a new cluster or join one? (new/join) [new]: ", "")
     answer(child, "Admin password (at least 10 characters): ", PASSWORD)
     answer(child, "Admin password again: ", PASSWORD)
     child.expect_exact("Hostname              lb2")
@@ -290,6 +306,47 @@ def test_no_at_the_summary_asks_again_with_the_answers_as_defaults(root, command
     )
     assert (root / fs.HOSTNAME_FILE).read_text() == "lb2\n"
     assert "search" not in (root / fs.RESOLV_CONF).read_text()
+
+
+def test_join_a_cluster_a_refused_code_is_asked_again(root, commands):
+    child = spawn(root, commands)
+    for prompt, reply in (("interface", ""), ("address", "10.0.2.16/24"), ("gateway", ""), ("DNS", ""),
+                          ("Hostname", "lb2.example.com"), ("Start a new cluster or join one?", "join"),
+                          ("An appliance of the cluster", "10.0.2.15:444x"),
+                          ("Invalid: '444x' is not a port", "10.0.2.15"),
+                          ("Join code", "K7QM;reboot"), ("Invalid: a join code is letters and digits", "AAAA-BBBB")):  # fmt: skip
+        answer(child, prompt, reply)
+    answer(child, "Admin password (at least 10 characters): ", PASSWORD)
+    answer(child, "Admin password again: ", PASSWORD)
+    child.expect_exact("Cluster               join the cluster of 10.0.2.15")
+    child.expect_exact("Join code             (set)")
+    answer(child, "Apply these settings? [yes/no]: ", "yes")
+    child.expect_exact("The join was refused: the cluster refused the join: Wrong join code.")
+    assert not (root / fs.SETUP_DONE).exists() and not (root / fs.NODE_TOKEN).exists()
+    answer(child, "An appliance of the cluster (address or name) [10.0.2.15]: ", "")
+    answer(child, "Join code (Nodes → Add an appliance on the cluster) [AAAA-BBBB]: ", GOOD_CODE.lower())
+    child.expect_exact("Joined: this appliance is node lb2 of the cluster of 10.0.2.15.")
+    child.expect_exact("Setup is complete.")
+    assert finish(child) == 0
+
+    ran = commands()
+    joins = [c for c in ran if "fulcrum_join" in c["argv"]]
+    assert [c["argv"] for c in joins] == [["fulcrum-manage", "fulcrum_join", "10.0.2.15", "--name", "lb2",
+                                           "--address", "10.0.2.16"]] * 2  # fmt: skip
+    assert [c["stdin"] for c in joins] == ["AAAA-BBBB\n", GOOD_CODE.lower() + "\n"]
+    # The cluster's admins sign in to the console: no console password is set here.
+    assert not any("fulcrum_admin" in c["argv"] for c in ran)
+    # Applying again after a refusal repeats its steps, each of which can be repeated.
+    assert {c["stdin"] for c in ran if c["argv"][0] == "chpasswd"} == {f"admin:{PASSWORD}\n"}
+    assert (root / fs.NODE_TOKEN).read_text() == TOKEN + "\n"
+    assert stat.S_IMODE((root / fs.NODE_TOKEN).stat().st_mode) == 0o600
+    assert stat.S_IMODE((root / fs.NODE_TOKEN).parent.stat().st_mode) == 0o700
+    assert (root / fs.CLUSTER_CERT).read_text() == CERTIFICATE
+    api = [line for line in (root / fs.AGENT_API_ENV).read_text().splitlines() if not line.startswith("#")]
+    assert api == ["FULCRUM_API=https://10.0.2.15", f"FULCRUM_API_PIN=/{fs.CLUSTER_CERT}"]
+    assert "FULCRUM_CLUSTER_NODE=lb2" in (root / fs.CLUSTER_ENV).read_text()
+    for secret in (GOOD_CODE.lower(), PASSWORD):
+        assert not any(secret in text for text in every_written_file(root).values())
 
 
 def test_a_password_the_api_refuses_is_asked_again_before_anything_is_written(root, commands):
@@ -399,6 +456,35 @@ def test_a_seed_with_only_root_keys_asks_everything_and_installs_the_keys(root, 
     child.expect_exact("Setup is complete.")
     assert finish(child) == 0
     assert (root / fs.ROOT_KEYS).read_text() == key + "\n"
+
+
+def test_a_seed_joins_unattended_and_a_refused_join_stops_it(root, commands, tmp_path):
+    seed_text = COMPLETE_SEED + "    cluster=join\n    join_address=[2001:db8::15]:8443\n    join_code={code}\n"
+    out = {}
+    for code, status in (("AAAA-BBBB", 1), (GOOD_CODE, 0)):
+        seed = write_seed(tmp_path / f"seed-{status}", seed_text.format(code=code))
+        result = subprocess.run(
+            [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
+            env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == status, result.stdout + result.stderr
+        assert (root / fs.SETUP_DONE).exists() == (status == 0)
+        out[status] = result.stdout
+    assert "The join was refused: the cluster refused the join: Wrong join code." in out[1]
+    assert "Joined: this appliance is node lb1 of the cluster of [2001:db8::15]:8443." in out[0]
+    assert "FULCRUM_API=https://[2001:db8::15]:8443" in (root / fs.AGENT_API_ENV).read_text()
+
+
+def test_join_keys_without_cluster_join_are_ignored(root, commands, tmp_path):
+    seed = write_seed(tmp_path / "seed", COMPLETE_SEED + "    join_code=AAAA\n")
+    result = subprocess.run(
+        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
+        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "seed: join_code is only for cluster=join; ignored." in result.stdout
+    assert not any("fulcrum_join" in c["argv"] for c in commands())
+    assert any("fulcrum_admin" in c["argv"] for c in commands())
 
 
 def test_an_incomplete_seed_without_a_terminal_changes_nothing(root, commands, tmp_path):
@@ -563,6 +649,22 @@ def test_common_passwords_come_from_djangos_list():
     common = fs.common_passwords(listed)
     assert "password123" in common and len(common) > 10000
     assert fs.common_passwords("/nonexistent") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("10.0.2.15", "10.0.2.15"), ("10.0.2.15:443", "10.0.2.15"), ("lb1.example.com:8443", "lb1.example.com:8443"),
+     ("2001:db8::15", "2001:db8::15"), ("[2001:db8::15]:8443", "[2001:db8::15]:8443"), ("[2001:db8::15]", "2001:db8::15")],
+)  # fmt: skip
+def test_join_addresses(text, want):
+    assert fs.parse_join_address(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "127.0.0.1", "0.0.0.0", "lb1:0", "lb1:65536", "lb1;reboot", "[2001:db8::1",
+                                  "[2001:db8::1]x", "a b"])  # fmt: skip
+def test_bad_join_addresses(text):
+    with pytest.raises(fs.Invalid):
+        fs.parse_join_address(text)
 
 
 def test_seed_parsing():

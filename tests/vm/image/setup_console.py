@@ -28,6 +28,8 @@ def answer_setup(serial):
     serial.sendline(DNS)
     serial.expect(r"Hostname[^:]*: ")
     serial.sendline(HOSTNAME)
+    serial.expect(r"Start a new cluster or join one\? \(new/join\)[^:]*: ")
+    serial.sendline("")  # a new cluster
     serial.expect(r"Admin password \(at least \d+ characters\): ")
     serial.sendline(ADMIN_PASSWORD)
     serial.expect(r"Admin password again: ")
