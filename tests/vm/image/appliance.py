@@ -8,9 +8,10 @@ the image as shipped. The guest gets
   ``serial.log``,
 - user-mode networking with the management address 10.0.2.15/24 (gateway 10.0.2.2, DNS
   10.0.2.3) and host ports forwarded to its SSH (22), HTTP (80) and HTTPS (443),
-- a seed disk (label FULCRUM-SEED) carrying only ``root_authorized_keys``: a key the tests
-  made, so that they can build namespaces and send traffic inside the guest. Every setup
-  answer is typed on the serial console, as an operator would.
+- a seed disk (label FULCRUM-SEED) carrying ``root_authorized_keys``: a key the tests made,
+  so that they can build namespaces and send traffic inside the guest. The first appliance's
+  setup answers are typed on the serial console, as an operator would; a second one's come
+  from ``setup.conf`` on the same disk (``prepare(setup_conf=...)``), unattended.
 """
 
 import shutil
@@ -31,6 +32,7 @@ MGMT = "10.0.2.15"
 PREFIX = 24
 GATEWAY = "10.0.2.2"
 DNS = "10.0.2.3"
+MAC = "52:54:00:f0:c0:01"  # each appliance is alone on its user network
 SSH_OPTIONS = [
     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
     "-o", "ConnectTimeout=20", "-o", "ServerAliveInterval=15",
@@ -60,8 +62,8 @@ class Appliance:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def prepare(self):
-        """The overlay disk, a test SSH key and the seed disk holding it."""
+    def prepare(self, setup_conf=None):
+        """The overlay disk, a test SSH key and the seed disk holding it (and ``setup_conf``)."""
         if self.workdir.exists():
             shutil.rmtree(self.workdir)
         self.workdir.mkdir(parents=True)
@@ -74,6 +76,8 @@ class Appliance:
         seed = self.workdir / "seed"
         seed.mkdir()
         shutil.copy(f"{self.key}.pub", seed / "root_authorized_keys")
+        if setup_conf is not None:
+            (seed / "setup.conf").write_text(setup_conf)
         subprocess.run(
             ["xorriso", "-as", "mkisofs", "-quiet", "-V", "FULCRUM-SEED", "-J", "-r", "-o",
              str(self.workdir / "seed.iso"), str(seed)],
@@ -91,7 +95,7 @@ class Appliance:
             "-drive", f"file={self.workdir / 'disk.qcow2'},format=qcow2,if=virtio",
             "-drive", f"file={self.workdir / 'seed.iso'},format=raw,if=virtio,readonly=on",
             "-netdev", f"user,id=n0,net=10.0.2.0/24,{fwd}",
-            "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:f0:c0:01",
+            "-device", f"virtio-net-pci,netdev=n0,mac={MAC}",
             "-chardev", f"socket,id=ser0,path={sock},server=on,wait=off,logfile={self.workdir / 'serial.log'}",
             "-serial", "chardev:ser0",
             "-monitor", f"unix:{self.workdir / 'monitor.sock'},server,nowait",

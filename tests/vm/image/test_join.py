@@ -1,0 +1,115 @@
+"""A second appliance, booted from the same image, joins the first one's cluster at its first
+boot, unattended from its seed disk, and runs the cluster's revisions.
+
+After test_image.py (file-name order): the first appliance is set up, its services applied.
+Each appliance is on its own QEMU user network, so the second reaches the first's console
+through the host (10.0.2.2 and the first's forwarded HTTPS port), as it would reach it across
+a router. It makes the same lab of namespaces (client, two servers) as the first, so the
+cluster's services carry traffic on it too.
+"""
+
+import pytest
+
+from tests.vm.image.appliance import DNS, GATEWAY, MAC, MGMT, PREFIX, Appliance
+from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB
+from tests.vm.image.test_image import client_get
+
+JOINED = "lb-joined"
+PASSWORD = "Fulcrum-joined-7"
+
+
+def revision_states(api, number):
+    revision = next(r for r in api.get("/api/v1/revisions/").json()["results"] if r["number"] == number)
+    return {n["node"]: n["state"] for n in revision["nodes"]}
+
+
+def newest(api):
+    return api.get("/api/v1/revisions/").json()["results"][0]["number"]
+
+
+def wait_applied(appliance, api, number, what):
+    def applied():
+        states = revision_states(api, number)
+        assert states.get(JOINED) != "failed", states
+        return states.get(JOINED) == "applied"
+
+    appliance.wait_until(applied, 300, f"revision {number} applied on {JOINED} ({what})")
+
+
+@pytest.fixture(scope="module")
+def joined(image, appliance, services):
+    api = services["api"]
+    made = api.post("/api/v1/join-codes/")
+    assert made.status_code == 201, made.text
+    target = f"{GATEWAY}:{appliance.ports['https']}"  # the first appliance's console, through the host
+    box = Appliance(image, ARTIFACTS / "run-joined")
+    box.prepare(
+        setup_conf=f"interface={MAC}\naddress={MGMT}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
+        f"admin_password={PASSWORD}\ncluster=join\njoin_address={target}\njoin_code={made.json()['code']}\n"
+    )
+    box.boot()
+    try:
+        box.wait_for_ssh(timeout=900)
+        node = appliance.wait_until(
+            lambda: [n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == JOINED], 300,
+            f"{JOINED} in the cluster's nodes",
+        )[0]  # fmt: skip
+        wait_applied(appliance, api, newest(api), "at its first start")
+        box.ssh(LAB)
+        yield {"box": box, "api": api, "node": node, "code": made.json(), "target": target}
+    except Exception:
+        print(f"---- {JOINED}: serial console (tail) ----\n{box.serial_log(120)}")
+        raise
+    finally:
+        box.stop()
+        # Taken out of service for good: the operator deletes its node.
+        for node in api.get("/api/v1/nodes/").json()["results"]:
+            if node["name"] == JOINED:
+                api.delete(f"/api/v1/nodes/{node['id']}/")
+
+
+def test_the_second_appliance_joins_from_its_seed(appliance, joined):
+    box, api = joined["box"], joined["api"]
+    assert joined["node"]["address"] == MGMT
+    code = next(c for c in api.get("/api/v1/join-codes/").json()["results"] if c["id"] == joined["code"]["id"])
+    assert (code["state"], code["node"]) == ("used", JOINED)
+    # Its agent follows the cluster's API, pinned to the certificate the cluster signed at discovery.
+    api_env = box.ssh("grep -v '^#' /etc/fulcrum/agent/api.env").stdout.split()
+    assert api_env == [f"FULCRUM_API=https://{joined['target']}", "FULCRUM_API_PIN=/etc/fulcrum/cluster/console.crt"]
+    assert (
+        box.ssh("cat /etc/fulcrum/cluster/console.crt").stdout
+        == appliance.ssh("cat /etc/fulcrum/tls/console.crt").stdout
+    )
+    started = box.ssh("journalctl -b -u fulcrum-agent -o cat | grep 'fulcrum-agent starting' | tail -1").stdout
+    assert f"api=https://{joined['target']}" in started, started
+    assert box.ssh("stat -c %a /etc/fulcrum/agent/node.token").stdout.strip() == "600"
+    # The cluster's admins sign in there: no console password or CLI token was made here.
+    assert box.ssh("test -e /home/admin/.config/fulcrum/config.yaml", check=False).returncode == 1
+    # The join is in the cluster's audit log, without the code.
+    entries = api.get("/api/v1/audit/", params={"action": "appliance-join"}).json()["results"]
+    assert [e["object_name"] for e in entries] == [JOINED]
+    assert joined["code"]["code"] not in str(entries)
+
+
+def test_the_joined_appliance_carries_the_clusters_services(joined):
+    box = joined["box"]
+    for url, count in ((f"http://{L7_VIP}/", 6), (f"http://{L4_VIP}:8080/", 8)):
+        box.wait_until(
+            lambda url=url, count=count: set(client_get(box, url, count)) == {"s1", "s2"}, 120,
+            f"both servers answering through {url} on {JOINED}",
+        )  # fmt: skip
+
+
+def test_a_change_on_the_cluster_reaches_the_joined_appliance(joined):
+    box, api = joined["box"], joined["api"]
+    s2 = next(m for m in api.get("/api/v1/members/").json()["results"] if m["name"] == "s2" and m["port"] == 80)
+    try:
+        answer = api.post(f"/api/v1/members/{s2['id']}/runtime/", json={"state": "drain"})
+        assert answer.status_code == 200, answer.text
+        wait_applied(box, api, answer.json()["revision"], "s2 drained")
+        assert set(client_get(box, f"http://{L7_VIP}/", 4)) == {"s1"}
+    finally:
+        answer = api.post(f"/api/v1/members/{s2['id']}/runtime/", json={"state": "enabled"})
+        assert answer.status_code == 200, answer.text
+    wait_applied(box, api, answer.json()["revision"], "s2 back")
+    box.wait_until(lambda: set(client_get(box, f"http://{L7_VIP}/", 6)) == {"s1", "s2"}, 60, "s2 back on the joined")
