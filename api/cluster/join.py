@@ -22,6 +22,7 @@ The joining side is ``cluster.join_client``.
 
 import hmac
 import json
+import re
 from datetime import timedelta
 
 from django.conf import settings
@@ -160,3 +161,22 @@ def redeem(code, name, address, version, their_time):
         row.used_at, row.node, row.secret = now, node, ""
         row.save(update_fields=["used_at", "node", "secret"])
     return node, token
+
+
+_TARGET = re.compile(r"[A-Za-z0-9.:\[\]-]{1,300}")
+
+
+def membership():
+    """The cluster this appliance joined, from ``FULCRUM_CLUSTER_ENV`` (written by the first-boot
+    setup when it joined): ``{"member_of": "https://<appliance of the cluster>", "node": name}``,
+    or None on an appliance that started its own cluster."""
+    try:
+        with open(settings.FULCRUM_CLUSTER_ENV, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    values = dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+    target, node = values.get("FULCRUM_CLUSTER_JOINED", ""), values.get("FULCRUM_CLUSTER_NODE", "")
+    if not _TARGET.fullmatch(target):
+        return None
+    return {"member_of": f"https://{target}/", "node": node if re.fullmatch(r"[A-Za-z0-9_.-]{1,63}", node) else ""}

@@ -22,6 +22,8 @@ FULCRUM_VERSION        the package version (default: fulcrum/version.txt, which 
 FULCRUM_CONSOLE_CERT   the console's certificate, which a joining appliance pins
                        (default /etc/fulcrum/tls/console.crt, made at first boot)
 FULCRUM_JOIN_MAX_SKEW_S how far a joining appliance's clock may be off (default 60 s)
+FULCRUM_CLUSTER_ENV    where the first-boot setup records the cluster this appliance joined
+                       (default /etc/fulcrum/cluster.env; absent on a new cluster's appliance)
 """
 
 import os
@@ -138,6 +140,7 @@ FULCRUM_VERSION = os.environ.get("FULCRUM_VERSION") or (
 )
 FULCRUM_CONSOLE_CERT = os.environ.get("FULCRUM_CONSOLE_CERT", "/etc/fulcrum/tls/console.crt")
 FULCRUM_JOIN_MAX_SKEW_S = int(os.environ.get("FULCRUM_JOIN_MAX_SKEW_S", "60"))
+FULCRUM_CLUSTER_ENV = os.environ.get("FULCRUM_CLUSTER_ENV", "/etc/fulcrum/cluster.env")
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
 # recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
 FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))

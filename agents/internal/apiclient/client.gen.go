@@ -2438,6 +2438,15 @@ type MemberTrafficRequest struct {
 	Requests int64 `json:"requests"`
 }
 
+// Membership defines model for Membership.
+type Membership struct {
+	// MemberOf The console of the cluster this appliance joined (manage it there); null: its own.
+	MemberOf *string `json:"member_of"`
+
+	// Node This appliance's node name there.
+	Node *string `json:"node"`
+}
+
 // MethodEnum * `GET` - Get
 // * `HEAD` - Head
 // * `OPTIONS` - Options
@@ -6517,6 +6526,12 @@ type ClientInterface interface {
 	// and description, and a renewal is a new certificate the service is pointed at.
 	CertificatesPartialUpdate(ctx context.Context, id int, params *CertificatesPartialUpdateParams, body CertificatesPartialUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ClusterRetrieve performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
+	//
+	// Whether this appliance joined another's cluster, and where that cluster's console is:
+	// the console's sign-in page says so (no sign-in needed; it names no secret).
+	ClusterRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ClusterJoinCreateWithBody performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -7694,6 +7709,22 @@ func (c *Client) CertificatesPartialUpdateWithBody(ctx context.Context, id int, 
 // and description, and a renewal is a new certificate the service is pointed at.
 func (c *Client) CertificatesPartialUpdate(ctx context.Context, id int, params *CertificatesPartialUpdateParams, body CertificatesPartialUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCertificatesPartialUpdateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClusterRetrieve performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
+//
+// Whether this appliance joined another's cluster, and where that cluster's console is:
+// the console's sign-in page says so (no sign-in needed; it names no secret).
+func (c *Client) ClusterRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClusterRetrieveRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10567,6 +10598,33 @@ func NewCertificatesPartialUpdateRequestWithBody(server string, id int, params *
 			req.Header.Set("If-Match", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewClusterRetrieveRequest constructs an http.Request for the ClusterRetrieve method
+func NewClusterRetrieveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cluster/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -14858,6 +14916,14 @@ type ClientWithResponsesInterface interface {
 	// and description, and a renewal is a new certificate the service is pointed at.
 	CertificatesPartialUpdateWithResponse(ctx context.Context, id int, params *CertificatesPartialUpdateParams, body CertificatesPartialUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*CertificatesPartialUpdateResponse, error)
 
+	// ClusterRetrieveWithResponse performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
+	//
+	// Whether this appliance joined another's cluster, and where that cluster's console is:
+	// the console's sign-in page says so (no sign-in needed; it names no secret).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ClusterRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterRetrieveResponse, error)
+
 	// ClusterJoinCreateWithBodyWithResponse performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -17125,6 +17191,61 @@ func (r CertificatesPartialUpdateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CertificatesPartialUpdateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClusterRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Membership
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClusterRetrieveResponse) GetJSON200() *Membership {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClusterRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClusterRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r ClusterRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClusterRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClusterRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClusterRetrieveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23253,6 +23374,20 @@ func (c *ClientWithResponses) CertificatesPartialUpdateWithResponse(ctx context.
 	return ParseCertificatesPartialUpdateResponse(rsp)
 }
 
+// ClusterRetrieveWithResponse performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
+//
+// Whether this appliance joined another's cluster, and where that cluster's console is:
+// the console's sign-in page says so (no sign-in needed; it names no secret).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ClusterRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterRetrieveResponse, error) {
+	rsp, err := c.ClusterRetrieve(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClusterRetrieveResponse(rsp)
+}
+
 // ClusterJoinCreateWithBodyWithResponse performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -25882,6 +26017,46 @@ func ParseCertificatesPartialUpdateResponse(rsp *http.Response) (*CertificatesPa
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClusterRetrieveResponse parses an HTTP response from a ClusterRetrieveWithResponse call
+func ParseClusterRetrieveResponse(rsp *http.Response) (*ClusterRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClusterRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Membership
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 

@@ -324,3 +324,10 @@ class JoinResultSerializer(serializers.Serializer):
     node = serializers.CharField(help_text="The node's name.")
     token = serializers.CharField(help_text="The node's agent token; shown only here.")
     version = serializers.CharField(help_text="The cluster's Fulcrum version.")
+
+
+class MembershipSerializer(serializers.Serializer):
+    member_of = serializers.CharField(
+        allow_null=True, help_text="The console of the cluster this appliance joined (manage it there); null: its own."
+    )
+    node = serializers.CharField(allow_null=True, allow_blank=True, help_text="This appliance's node name there.")

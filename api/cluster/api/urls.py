@@ -14,6 +14,7 @@ urlpatterns = router.urls + [
     path("agent/status/", views.AgentStatusView.as_view(), name="agent-status"),
     path("agent/events/", views.AgentEventsView.as_view(), name="agent-events"),
     path("ipvs-sync/", views.IpvsSyncView.as_view(), name="ipvs-sync"),
+    path("cluster/", views.MembershipView.as_view(), name="cluster-membership"),
     path("cluster/join/", views.JoinRedeemView.as_view(), name="cluster-join"),
     path("cluster/join/<str:code_id>/", views.JoinDiscoveryView.as_view(), name="cluster-join-discovery"),
 ]

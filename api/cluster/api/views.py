@@ -314,3 +314,16 @@ class JoinRedeemView(JoinView):
         )  # fmt: skip
         body = {"node": node.name, "token": token, "version": settings.FULCRUM_VERSION}
         return Response(serializers.JoinResultSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class MembershipView(APIView):
+    """Whether this appliance joined another's cluster, and where that cluster's console is:
+    the console's sign-in page says so (no sign-in needed; it names no secret)."""
+
+    permission_classes = [permissions.AllowAny]
+    authentication_classes = []
+
+    @extend_schema(responses={200: serializers.MembershipSerializer})
+    def get(self, request):
+        joined = join.membership() or {"member_of": None, "node": None}
+        return Response(serializers.MembershipSerializer(joined).data)

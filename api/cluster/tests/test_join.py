@@ -190,3 +190,27 @@ class CodeTest(APITestCase):
             None,
         ):
             self.assertIsNone(joincode.parse(bad), bad)
+
+
+class MembershipTest(APITestCase):
+    def test_an_appliance_of_its_own_cluster(self):
+        with self.settings(FULCRUM_CLUSTER_ENV="/nonexistent/cluster.env"):
+            self.assertEqual(APIClient().get("/api/v1/cluster/").data, {"member_of": None, "node": None})
+
+    def test_a_joined_appliance_names_the_clusters_console(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".env") as env:
+            env.write(
+                "# Written by fulcrum-setup\nFULCRUM_CLUSTER_JOINED=[2001:db8::15]:8443\nFULCRUM_CLUSTER_NODE=lb2\n"
+            )
+            env.flush()
+            with self.settings(FULCRUM_CLUSTER_ENV=env.name):
+                answer = APIClient().get("/api/v1/cluster/")
+        self.assertEqual(answer.status_code, 200)
+        self.assertEqual(answer.data, {"member_of": "https://[2001:db8::15]:8443/", "node": "lb2"})
+
+    def test_a_tampered_file_names_nothing(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".env") as env:
+            env.write('FULCRUM_CLUSTER_JOINED=evil.example/"><script>\nFULCRUM_CLUSTER_NODE=lb2\n')
+            env.flush()
+            with self.settings(FULCRUM_CLUSTER_ENV=env.name):
+                self.assertEqual(APIClient().get("/api/v1/cluster/").data["member_of"], None)

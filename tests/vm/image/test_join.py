@@ -9,6 +9,7 @@ cluster's services carry traffic on it too.
 """
 
 import pytest
+import requests
 
 from tests.vm.image.appliance import DNS, GATEWAY, MAC, MGMT, PREFIX, Appliance
 from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB
@@ -85,6 +86,9 @@ def test_the_second_appliance_joins_from_its_seed(appliance, joined):
     assert box.ssh("stat -c %a /etc/fulcrum/agent/node.token").stdout.strip() == "600"
     # The cluster's admins sign in there: no console password or CLI token was made here.
     assert box.ssh("test -e /home/admin/.config/fulcrum/config.yaml", check=False).returncode == 1
+    # Its own console's sign-in page names the cluster's console (its database has no admins).
+    membership = requests.get(f"{box.url}/api/v1/cluster/", verify=False, timeout=60).json()
+    assert membership == {"member_of": f"https://{joined['target']}/", "node": JOINED}
     # The join is in the cluster's audit log, without the code.
     entries = api.get("/api/v1/audit/", params={"action": "appliance-join"}).json()["results"]
     assert [e["object_name"] for e in entries] == [JOINED]

@@ -4,6 +4,7 @@
 // the nodes, the HA page and the history).
 export const queryKeys = {
   me: ['auth', 'me'] as const,
+  membership: ['auth', 'membership'] as const,
   services: ['virtual-services'] as const,
   service: (id: number) => ['virtual-services', id] as const,
   rules: (serviceId: number) => ['virtual-services', serviceId, 'rules'] as const,

@@ -352,6 +352,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cluster/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Whether this appliance joined another's cluster, and where that cluster's console is:
+         *     the console's sign-in page says so (no sign-in needed; it names no secret).
+         */
+        get: operations["cluster_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cluster/join/": {
         parameters: {
             query?: never;
@@ -2186,6 +2206,12 @@ export interface components {
             pool: string;
             member: string;
             health: components["schemas"]["HealthReportRequest"];
+        };
+        Membership: {
+            /** @description The console of the cluster this appliance joined (manage it there); null: its own. */
+            member_of: string | null;
+            /** @description This appliance's node name there. */
+            node: string | null;
         };
         /**
          * @description * `GET` - Get
@@ -4299,6 +4325,27 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    cluster_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
         };
     };
     cluster_join_create: {

@@ -1,5 +1,5 @@
 import { ApiError, api, unwrap } from '@/lib/api';
-import type { LoginRequest, User } from '../types';
+import type { LoginRequest, Membership, User } from '../types';
 
 /** The signed-in user, or null when there is no session (the API answers 401/403). */
 export async function fetchCurrentUser(): Promise<User | null> {
@@ -17,4 +17,9 @@ export function signIn(credentials: LoginRequest): Promise<User> {
 
 export async function signOut(): Promise<void> {
   await unwrap(api.POST('/api/v1/auth/logout/'));
+}
+
+/** Whether this appliance joined another's cluster, and where that cluster's console is (no sign-in needed). */
+export function fetchMembership(): Promise<Membership> {
+  return unwrap(api.GET('/api/v1/cluster/'));
 }

@@ -1,11 +1,24 @@
 import { Navigate, useNavigate, useSearchParams } from 'react-router-dom';
-import { LoadingState } from '@/components';
-import { useCurrentUser, useSignIn } from '../hooks/useSession';
+import { Alert, LoadingState } from '@/components';
+import { useCurrentUser, useMembership, useSignIn } from '../hooks/useSession';
 import { SignInForm } from './SignInForm';
 
 /** Only same-site paths are followed after sign-in (no open redirect through ?next=). */
 function safeNext(next: string | null): string {
   return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+/** On an appliance that joined another's cluster: the cluster is managed from that console. */
+function MemberOfCluster() {
+  const membership = useMembership();
+  const link = membership.data?.member_of;
+  if (!link) return null;
+  const node = membership.data?.node;
+  return (
+    <Alert tone="info" title="Part of a cluster">
+      This appliance{node ? ` (node ${node})` : ''} joined a cluster, which is managed from its console: <a href={link}>{link}</a>
+    </Alert>
+  );
 }
 
 export function SignInPage() {
@@ -27,6 +40,7 @@ export function SignInPage() {
         </div>
         <h1>Sign in</h1>
         <p className="muted">Load-balancer console</p>
+        <MemberOfCluster />
         <SignInForm
           onSubmit={async (values) => {
             await signIn.mutateAsync(values);

@@ -3,6 +3,7 @@ import type { Schemas } from '@/lib/api';
 
 export type User = Schemas['Me'];
 export type LoginRequest = Schemas['LoginRequest'];
+export type Membership = Schemas['Membership'];
 
 export const signInSchema = z.object({
   username: z.string().trim().min(1, 'Enter your user name.').max(150),
