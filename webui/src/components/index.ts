@@ -16,6 +16,7 @@ export { PageHeader } from './PageHeader';
 export { PendingChangeNotice, type PendingChangeState } from './PendingChangeNotice';
 export { Panel } from './Panel';
 export { ScrollText } from './ScrollText';
+export { RevokeButton } from './RevokeButton';
 export { SecretReveal } from './SecretReveal';
 export { SelectField, type SelectOption } from './SelectField';
 export { SortableHeader } from './SortableHeader';

@@ -1,5 +1,4 @@
-import { Alert, Badge, type BadgeTone, ConfirmButton } from '@/components';
-import { errorMessage } from '@/lib/api';
+import { Badge, type BadgeTone, RevokeButton } from '@/components';
 import { formatDateTime } from '@/lib/format';
 import { useRevokeToken } from '../hooks/useAccounts';
 import type { ApiToken } from '../types';
@@ -36,16 +35,13 @@ export function TokenRow({ token, showOwner }: { token: ApiToken; showOwner: boo
         <LastUse token={token} />
       </td>
       <td className="cell-actions">
-        {token.state === 'active' ? (
-          <ConfirmButton size="small" subject={`token ${token.name}`} confirmLabel="Yes, revoke" busy={revoke.isPending} onConfirm={() => revoke.mutate(token.id)}>
-            Revoke
-          </ConfirmButton>
-        ) : null}
-        {revoke.isError ? (
-          <Alert tone="error" title="Not revoked">
-            {errorMessage(revoke.error)}
-          </Alert>
-        ) : null}
+        <RevokeButton
+          subject={`token ${token.name}`}
+          revocable={token.state === 'active'}
+          busy={revoke.isPending}
+          error={revoke.error}
+          onRevoke={() => revoke.mutate(token.id)}
+        />
       </td>
     </tr>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ActionsHeader, Alert, Badge, type BadgeTone, Button, ConfirmButton, ErrorState, SecretReveal, TableWrap } from '@/components';
+import { ActionsHeader, Alert, Badge, type BadgeTone, Button, ErrorState, RevokeButton, SecretReveal, TableWrap } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { formatDateTime } from '@/lib/format';
 import { useCreateJoinCode, useJoinCodes, useRevokeJoinCode } from '../hooks/useNodes';
@@ -42,16 +42,13 @@ function JoinCodeRow({ code }: { code: JoinCode }) {
       <td>{code.created_by ?? <span className="muted">unknown</span>}</td>
       <td className="nowrap">{formatDateTime(code.expires_at)}</td>
       <td className="cell-actions">
-        {code.state === 'usable' ? (
-          <ConfirmButton size="small" subject={`join code ${code.code_id}`} confirmLabel="Yes, revoke" busy={revoke.isPending} onConfirm={() => revoke.mutate(code.id)}>
-            Revoke
-          </ConfirmButton>
-        ) : null}
-        {revoke.isError ? (
-          <Alert tone="error" title="Not revoked">
-            {errorMessage(revoke.error)}
-          </Alert>
-        ) : null}
+        <RevokeButton
+          subject={`join code ${code.code_id}`}
+          revocable={code.state === 'usable'}
+          busy={revoke.isPending}
+          error={revoke.error}
+          onRevoke={() => revoke.mutate(code.id)}
+        />
       </td>
     </tr>
   );
