@@ -12,8 +12,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from rest_framework import permissions
 from rest_framework.exceptions import Throttled
 from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
 
 from accounts.choices import AuditAction
 from accounts.models import AuditEntry
@@ -26,6 +28,16 @@ class LoginRateThrottle(ScopedRateThrottle):
 
     def get_ident(self, request):
         return client_address(request) or "unknown"
+
+
+class OpenThrottledView(APIView):
+    """Base for endpoints anyone may call without signing in (what they take is the
+    credential: a password, a join code), throttled per client address at the rate of
+    ``throttle_scope``."""
+
+    permission_classes = [permissions.AllowAny]
+    authentication_classes = []
+    throttle_classes = [LoginRateThrottle]
 
 
 class UsernameLocked(Throttled):

@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, permissions, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import AuthenticationFailed, ValidationError
 from rest_framework.response import Response
@@ -19,7 +19,7 @@ from accounts.exports import EXPORT_FORMATS, export_response
 from accounts.filtersets import AUDIT_FILTERS, filter_audit
 from accounts.models import ApiToken, AuditEntry, Profile, role_of
 from accounts.permissions import IsOperatorOrAdmin, IsSignedIn, request_role
-from accounts.throttling import LoginRateThrottle, UsernameLocked, check_username
+from accounts.throttling import OpenThrottledView, UsernameLocked, check_username
 from fulcrum.concurrency import VersionedViewSetMixin, bump, expected_version
 
 
@@ -40,13 +40,10 @@ def _authenticate(request, username, password):
     return user
 
 
-class CredentialsView(APIView):
+class CredentialsView(OpenThrottledView):
     """Base for endpoints that take a username and password: open to all, throttled per
     address (``login`` rate) and per username (failed attempts)."""
 
-    permission_classes = [permissions.AllowAny]
-    authentication_classes = []
-    throttle_classes = [LoginRateThrottle]
     throttle_scope = "login"
     # What the audit log calls a request refused before the view records it (bad body, throttled).
     audit_actions = {"post": AuditAction.SIGN_IN_FAILED}

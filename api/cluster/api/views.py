@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from accounts import audit
 from accounts.choices import AuditAction
-from accounts.throttling import LoginRateThrottle
+from accounts.throttling import OpenThrottledView
 from cluster import join
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
@@ -257,13 +257,10 @@ class JoinCodeViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewset
         return Response(serializers.JoinCodeCreatedSerializer(row).data, status=status.HTTP_201_CREATED)
 
 
-class JoinView(APIView):
+class JoinView(OpenThrottledView):
     """For a new appliance joining this cluster with a join code (no sign-in: the code is the
     credential); throttled per address like signing in."""
 
-    permission_classes = [permissions.AllowAny]
-    authentication_classes = []
-    throttle_classes = [LoginRateThrottle]
     throttle_scope = "join"
     audit_actions = {"post": AuditAction.APPLIANCE_JOIN_REFUSED}
 
