@@ -40,3 +40,12 @@ class NodeCommandTest(TestCase):
         with self.assertRaises(CommandError):
             node_command("lb1;reboot", "--token-file", "-")
         self.assertFalse(Node.objects.exists())
+
+    def test_sets_the_nodes_own_address(self):
+        node_command("lb1", "--token-file", "-", "--address", "2001:db8::0:15")
+        self.assertEqual(Node.objects.get(name="lb1").address, "2001:db8::15")
+        node_command("lb1", "--token-file", "-")  # a new token keeps the address
+        self.assertEqual(Node.objects.get(name="lb1").address, "2001:db8::15")
+        with self.assertRaises(CommandError):
+            node_command("lb2", "--token-file", "-", "--address", "10.0.0.300")
+        self.assertFalse(Node.objects.filter(name="lb2").exists())

@@ -6,8 +6,8 @@ the image as shipped. The guest gets
 
 - its serial console on a Unix socket (driven with pexpect: the first-boot setup) and in
   ``serial.log``,
-- user-mode networking with the management address 10.0.2.15/24 (gateway 10.0.2.2, DNS
-  10.0.2.3) and host ports forwarded to its SSH (22), HTTP (80) and HTTPS (443),
+- user-mode networking with the management address 10.0.2.15/24 (``address``; gateway
+  10.0.2.2, DNS 10.0.2.3) and host ports forwarded to its SSH (22), HTTP (80) and HTTPS (443),
 - a seed disk (label FULCRUM-SEED) carrying ``root_authorized_keys``: a key the tests made,
   so that they can build namespaces and send traffic inside the guest. The first appliance's
   setup answers are typed on the serial console, as an operator would; a second one's come
@@ -48,8 +48,9 @@ def free_port():
 class Appliance:
     """A Fulcrum image booted under QEMU; ``boot()``, ``setup()``, then ssh/api; ``stop()``."""
 
-    def __init__(self, image, workdir, memory_mib=3072, cpus=2):
+    def __init__(self, image, workdir, memory_mib=3072, cpus=2, address=MGMT):
         self.image = Path(image)
+        self.address = address  # its management address, where the forwarded ports go
         self.workdir = Path(workdir)
         self.memory_mib = memory_mib
         self.cpus = cpus
@@ -87,7 +88,7 @@ class Appliance:
     def boot(self):
         """Start QEMU and attach to the serial console."""
         sock = self.workdir / "serial.sock"
-        fwd = ",".join(f"hostfwd=tcp:127.0.0.1:{self.ports[name]}-:{port}" for name, port in
+        fwd = ",".join(f"hostfwd=tcp:127.0.0.1:{self.ports[name]}-{self.address}:{port}" for name, port in
                        (("ssh", 22), ("http", 80), ("https", 443)))  # fmt: skip
         argv = [
             "qemu-system-x86_64", "-accel", "tcg", "-m", str(self.memory_mib), "-smp", str(self.cpus),

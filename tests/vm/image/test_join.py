@@ -16,6 +16,7 @@ from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB
 from tests.vm.image.test_image import client_get
 
 JOINED = "lb-joined"
+ADDRESS = "10.0.2.16"  # on a user network of its own, but each node has its own address
 PASSWORD = "Fulcrum-joined-7"
 
 
@@ -43,9 +44,9 @@ def joined(image, appliance, services):
     made = api.post("/api/v1/join-codes/")
     assert made.status_code == 201, made.text
     target = f"{GATEWAY}:{appliance.ports['https']}"  # the first appliance's console, through the host
-    box = Appliance(image, ARTIFACTS / "run-joined")
+    box = Appliance(image, ARTIFACTS / "run-joined", address=ADDRESS)
     box.prepare(
-        setup_conf=f"interface={MAC}\naddress={MGMT}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
+        setup_conf=f"interface={MAC}\naddress={ADDRESS}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
         f"admin_password={PASSWORD}\ncluster=join\njoin_address={target}\njoin_code={made.json()['code']}\n"
     )
     box.boot()
@@ -71,7 +72,10 @@ def joined(image, appliance, services):
 
 def test_the_second_appliance_joins_from_its_seed(appliance, joined):
     box, api = joined["box"], joined["api"]
-    assert joined["node"]["address"] == MGMT
+    assert joined["node"]["address"] == ADDRESS
+    # The first appliance registered itself with its management address: both can be HA peers.
+    first = next(n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == appliance.hostname)
+    assert first["address"] == MGMT
     code = next(c for c in api.get("/api/v1/join-codes/").json()["results"] if c["id"] == joined["code"]["id"])
     assert (code["state"], code["node"]) == ("used", JOINED)
     # Its agent follows the cluster's API, pinned to the certificate the cluster signed at discovery.
