@@ -3,10 +3,14 @@ discovery answer, the join itself, and every refusal (which must change nothing)
 
 import hashlib
 import hmac
+import io
 import json
 import tempfile
 from datetime import timedelta
+from unittest import mock
 
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.utils import timezone
 from rest_framework.test import APIClient, APITestCase
 
@@ -214,3 +218,31 @@ class MembershipTest(APITestCase):
             env.flush()
             with self.settings(FULCRUM_CLUSTER_ENV=env.name):
                 self.assertEqual(APIClient().get("/api/v1/cluster/").data["member_of"], None)
+
+
+class JoinCommandTest(APITestCase):
+    """``fulcrum_join`` refuses before it asks anything of the network on an appliance that
+    already belongs to a cluster."""
+
+    def join(self):
+        with mock.patch("sys.stdin", io.StringIO("K7QM-W2XD-9HRT-5BNP-3CAZ\n")):
+            call_command("fulcrum_join", "127.0.0.1:1", "--name", "lb2", "--address", "192.0.2.12")
+
+    def test_refused_on_an_appliance_with_its_own_cluster(self):
+        Node.objects.create(name="lb1", token_hash="x" * 64)
+        with self.settings(FULCRUM_CLUSTER_ENV="/nonexistent"), self.assertRaises(CommandError) as refused:
+            self.join()
+        self.assertIn("already runs a cluster of its own (nodes: lb1)", str(refused.exception))
+
+    def test_refused_on_an_appliance_that_joined_one(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".env") as env:
+            env.write("FULCRUM_CLUSTER_JOINED=192.0.2.1\nFULCRUM_CLUSTER_NODE=lb2\n")
+            env.flush()
+            with self.settings(FULCRUM_CLUSTER_ENV=env.name), self.assertRaises(CommandError) as refused:
+                self.join()
+        self.assertIn("already joined the cluster of https://192.0.2.1/", str(refused.exception))
+
+    def test_a_fresh_appliance_goes_on_to_the_network(self):
+        with self.settings(FULCRUM_CLUSTER_ENV="/nonexistent"), self.assertRaises(CommandError) as refused:
+            self.join()  # nothing listens on port 1 of the loopback: the discovery fails
+        self.assertIn("cannot reach the cluster at 127.0.0.1:1", str(refused.exception))

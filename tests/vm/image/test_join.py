@@ -90,6 +90,11 @@ def test_the_second_appliance_joins_from_its_seed(appliance, joined):
     assert box.ssh("stat -c %a /etc/fulcrum/agent/node.token").stdout.strip() == "600"
     # The cluster's admins sign in there: no console password or CLI token was made here.
     assert box.ssh("test -e /home/admin/.config/fulcrum/config.yaml", check=False).returncode == 1
+    # Neither appliance joins another cluster now: the first runs its own, the second joined one.
+    again = "echo K7QM-W2XD-9HRT-5BNP-3CAZ | fulcrum-manage fulcrum_join 10.0.2.2:1 --name lb-x --address 10.0.2.99"
+    for box_, words in ((appliance, "already runs a cluster of its own"), (box, "already joined the cluster of")):
+        refused = box_.ssh(again, check=False)
+        assert refused.returncode != 0 and words in refused.stderr, refused
     # Its own console's sign-in page names the cluster's console (its database has no admins).
     membership = requests.get(f"{box.url}/api/v1/cluster/", verify=False, timeout=60).json()
     assert membership == {"member_of": f"https://{joined['target']}/", "node": JOINED}

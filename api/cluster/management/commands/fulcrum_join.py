@@ -9,8 +9,10 @@ import sys
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
-from cluster import join_client
+from cluster import join, join_client
+from cluster.models import Node
 from services.validators import validate_name
 
 
@@ -28,6 +30,7 @@ class Command(BaseCommand):
             ipaddress.ip_address(address)
         except Exception as err:
             raise CommandError(f"join refused: {err}") from err
+        self.refuse_a_member()
         code = sys.stdin.readline().strip()
         try:
             joined = join_client.join(
@@ -36,3 +39,20 @@ class Command(BaseCommand):
         except join_client.JoinFailed as err:
             raise CommandError(f"join refused: {err}") from err
         self.stdout.write(json.dumps(joined.__dict__))
+
+    @staticmethod
+    def refuse_a_member():
+        """An appliance joins one cluster, once, at its first boot: not when it joined one
+        already, nor when it runs its own (its database has nodes)."""
+        joined = join.membership()
+        if joined:
+            raise CommandError(f"join refused: this appliance already joined the cluster of {joined['member_of']}")
+        try:
+            nodes = list(Node.objects.values_list("name", flat=True)[:5])
+        except DatabaseError:  # no schema yet: a fresh appliance
+            nodes = []
+        if nodes:
+            raise CommandError(
+                f"join refused: this appliance already runs a cluster of its own (nodes: {', '.join(nodes)}): "
+                "reinstall it to join another"
+            )
