@@ -2,7 +2,7 @@
 
 The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
 
-- An admin makes a code on the primary (Nodes → Add appliance, ``fulcrum join-code
+- An admin makes a code on the primary (Nodes → Add an appliance, ``fulcrum join-code
   create``, ``POST /api/v1/join-codes/``): ``ID-SECRET``, 20 characters of Crockford's
   base32 shown as five groups of four (``cluster.joincode``), 80 bits of secret. It works
   once and for ``TTL``.
@@ -134,14 +134,16 @@ def redeem(code, name, address, version, their_time):
     parts = parse(code)
     now = timezone.now()
     wrong = JoinRefused(
-        "join_code", "Wrong join code: check it, or make a new one on the cluster (Nodes → Add appliance)."
+        "join_code", "Wrong join code: check it, or make a new one on the cluster (Nodes → Add an appliance)."
     )
     if parts is None:
         raise wrong
     with transaction.atomic():
         row = JoinCode.objects.select_for_update().filter(code_id=parts[0]).first()
         if row is not None and row.used_at is not None:  # its secret is gone: the ID says enough
-            raise JoinRefused("join_code", "This join code was already used: make a new one (Nodes → Add appliance).")
+            raise JoinRefused(
+                "join_code", "This join code was already used: make a new one (Nodes → Add an appliance)."
+            )
         if row is None or not hmac.compare_digest(row.secret, parts[1]):
             raise wrong
         if row.expires_at <= now:

@@ -216,7 +216,7 @@ class JoinCodeState(models.TextChoices):
 
 
 class JoinCode(models.Model):
-    """A one-time code that lets a new appliance join this cluster (Nodes → Add appliance).
+    """A one-time code that lets a new appliance join this cluster (Nodes → Add an appliance).
 
     The code is ``ID-SECRET`` (see ``cluster.join``): the ID finds the row, the secret is
     kept because the discovery answer is signed with it (the joining appliance checks that
