@@ -1,6 +1,7 @@
-"""People, API tokens, your account and the audit log in the console (webui/e2e/accounts.spec.ts),
-checked against the real API: the secret the console revealed works as a Bearer token until
-the console revokes it, and the audit log holds what the people did."""
+"""People, API tokens, your account, the audit log and join codes in the console
+(webui/e2e/accounts.spec.ts), checked against the real API: the secret the console revealed
+works as a Bearer token until the console revokes it, the join code it revealed lets an
+appliance join (once), and the audit log holds what the people did."""
 
 import json
 from datetime import UTC, datetime
@@ -19,8 +20,9 @@ def _me_with(stack, secret):
 
 
 def test_accounts_people_tokens_password_and_audit(stack, playwright):
-    token_file = ARTIFACTS / "acc-token.json"
+    token_file, join_file = ARTIFACTS / "acc-token.json", ARTIFACTS / "acc-join.json"
     token_file.unlink(missing_ok=True)
+    join_file.unlink(missing_ok=True)
     since = datetime.now(UTC).isoformat()  # the audit log outlives the people: only this run's entries
 
     playwright("accounts.spec.ts", ACC_STEP="create")
@@ -36,7 +38,18 @@ def test_accounts_people_tokens_password_and_audit(stack, playwright):
     assert tokens[revealed["name"]]["state"] == "active"
     assert tokens[revealed["name"]]["last_used_at"] is not None
 
+    # A new appliance joins with the code the console revealed, as its first boot does.
+    code = json.loads(join_file.read_text())["code"]
+    info = requests.get(f"{stack.url}/api/v1/cluster/join/{code[:4]}/", timeout=30).json()
+    body = {"join_code": code, "name": "acc-lb2", "address": "192.0.2.202",
+            "version": json.loads(info["info"])["version"], "time": datetime.now(UTC).isoformat()}  # fmt: skip
+    joined = requests.post(f"{stack.url}/api/v1/cluster/join/", json=body, timeout=30)
+    assert joined.status_code == 201, joined.text
+    again = requests.post(f"{stack.url}/api/v1/cluster/join/", json={**body, "name": "acc-lb3"}, timeout=30)
+    assert again.status_code == 400 and "already used" in again.text, again.text
+
     playwright("accounts.spec.ts", ACC_STEP="finish")
+    assert "acc-lb2" not in [n["name"] for n in stack.api.get("/api/v1/nodes/?limit=1000").json()["results"]]
     answer = _me_with(stack, revealed["secret"])
     assert answer.status_code == 401, answer.text
     assert "revoked" in answer.json()["detail"]

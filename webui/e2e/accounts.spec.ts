@@ -6,14 +6,18 @@ import { ARTIFACTS } from './support/paths';
 // People, API tokens, your account and the audit log, through the console against the real
 // API. The harness (tests/e2e/test_accounts.py) runs this spec twice and checks between:
 //   ACC_STEP=create  as admin: add acc-viewer and acc-op, create an API token and keep its
-//                    secret in TOKEN_FILE (the harness then calls the API with it);
+//                    secret in TOKEN_FILE (the harness then calls the API with it); make a
+//                    join code and keep it in JOIN_FILE (the harness joins acc-lb2 with it);
 //   ACC_STEP=finish  revoke the token (the harness then sees 401); acc-op changes their own
 //                    password and signs in with it; acc-viewer is kept out of the audit log;
 //                    the admin finds these actions in the audit log by user and exports
-//                    them; the acc-* people are deleted.
+//                    them; the acc-* people are deleted; the join code shows it was used by
+//                    acc-lb2, and that node is deleted.
 
 const STEP = process.env.ACC_STEP ?? 'create';
 const TOKEN_FILE = `${ARTIFACTS}/acc-token.json`;
+const JOIN_FILE = `${ARTIFACTS}/acc-join.json`;
+const JOINED = 'acc-lb2';
 const EXPORT_FILE = `${ARTIFACTS}/acc-audit-export.csv`;
 const PEOPLE = { viewer: 'acc-viewer', operator: 'acc-op' } as const;
 const FIRST_PASSWORD = 'acc-first-Passw0rd';
@@ -40,6 +44,9 @@ async function removePeopleLeftovers(page: Page) {
   const api = apiAs(page);
   for (const person of (await api.list<Person>('users/')).filter((p) => p.username.startsWith('acc-'))) {
     await api.remove(`users/${person.id}/`);
+  }
+  for (const node of (await api.list<{ id: number; name: string }>('nodes/')).filter((n) => n.name === JOINED)) {
+    await api.remove(`nodes/${node.id}/`);
   }
 }
 
@@ -104,6 +111,21 @@ test.describe('accounts', () => {
       await page.getByRole('button', { name: 'I have stored the secret' }).click();
       await expect(page.getByLabel(`Secret of token ${name}`)).toHaveCount(0);
       await expect(page.getByRole('row', { name: new RegExp(`^${name}`) }).getByText('active')).toBeVisible();
+    });
+
+    await test.step('make a join code for a new appliance: shown once, listed as usable', async () => {
+      await openPage(page, 'Nodes', 'Nodes');
+      const panel = page.getByRole('region', { name: 'Add an appliance' });
+      await panel.getByRole('button', { name: 'Make a join code' }).click();
+      const code = page.getByLabel('Join code', { exact: true });
+      await expect(code).toHaveText(/^([0-9A-Z]{4}-){4}[0-9A-Z]{4}$/);
+      await snap(page, 'nodes-join-code');
+      const text = (await code.textContent()) ?? '';
+      writeFileSync(JOIN_FILE, JSON.stringify({ code: text }));
+      await page.getByRole('button', { name: 'I have noted the code' }).click();
+      await expect(page.getByText(text)).toHaveCount(0);
+      const row = panel.getByRole('row', { name: new RegExp(`^${text.slice(0, 4)}`) });
+      await expect(row.getByText('usable', { exact: true })).toBeVisible();
     });
   });
 });
@@ -186,6 +208,19 @@ test.describe('accounts, after the harness used the token', () => {
       // The admin's own changes: the people added (by name) and the token revoked.
       await page.goto(`/audit?object_type=api-token&object_name=${name}`);
       await expect(table.getByRole('row', { name: /revoke/ })).toHaveCount(1);
+    });
+
+    await test.step(`the join code was used by ${JOINED}; delete that node`, async () => {
+      const { code } = JSON.parse(readFileSync(JOIN_FILE, 'utf8')) as { code: string };
+      await openPage(page, 'Nodes', 'Nodes');
+      const used = page.getByRole('region', { name: 'Add an appliance' }).getByRole('row', { name: new RegExp(`^${code.slice(0, 4)}`) });
+      await expect(used.getByText('used', { exact: true })).toBeVisible();
+      await expect(used.getByText(`joined: ${JOINED}`)).toBeVisible();
+      await expect(used.getByRole('button', { name: /^Revoke/ })).toHaveCount(0);
+      const node = page.getByRole('table', { name: 'Registered nodes' }).getByRole('row', { name: new RegExp(`^${JOINED}\\b`) });
+      await node.getByRole('button', { name: `Delete node ${JOINED}` }).click();
+      await node.getByRole('button', { name: `Yes, delete: node ${JOINED}` }).click();
+      await expect(page.getByRole('row', { name: new RegExp(`^${JOINED}\\b`) })).toHaveCount(0);
     });
 
     await test.step('delete the acc-* people', async () => {
