@@ -85,9 +85,15 @@ class Appliance:
             check=True,
         )  # fmt: skip
 
-    def boot(self):
-        """Start QEMU and attach to the serial console."""
+    def boot(self, console=True):
+        """Start QEMU and attach to the serial console; ``console=False`` (an unattended setup
+        from the seed): the console only goes to serial.log."""
         sock = self.workdir / "serial.sock"
+        if console:
+            serial = ["-chardev", f"socket,id=ser0,path={sock},server=on,wait=off,logfile={self.workdir / 'serial.log'}",
+                      "-serial", "chardev:ser0"]  # fmt: skip
+        else:
+            serial = ["-serial", f"file:{self.workdir / 'serial.log'}"]
         fwd = ",".join(f"hostfwd=tcp:127.0.0.1:{self.ports[name]}-{self.address}:{port}" for name, port in
                        (("ssh", 22), ("http", 80), ("https", 443)))  # fmt: skip
         argv = [
@@ -97,13 +103,14 @@ class Appliance:
             "-drive", f"file={self.workdir / 'seed.iso'},format=raw,if=virtio,readonly=on",
             "-netdev", f"user,id=n0,net=10.0.2.0/24,{fwd}",
             "-device", f"virtio-net-pci,netdev=n0,mac={MAC}",
-            "-chardev", f"socket,id=ser0,path={sock},server=on,wait=off,logfile={self.workdir / 'serial.log'}",
-            "-serial", "chardev:ser0",
+            *serial,
             "-monitor", f"unix:{self.workdir / 'monitor.sock'},server,nowait",
         ]  # fmt: skip
         self.started = time.monotonic()
         with open(self.workdir / "qemu.log", "wb") as log:
             self.qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        if not console:
+            return
         deadline = time.monotonic() + 30
         while not sock.exists():
             if self.qemu.poll() is not None or time.monotonic() > deadline:

@@ -49,7 +49,7 @@ def joined(image, appliance, services):
         setup_conf=f"interface={MAC}\naddress={ADDRESS}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
         f"admin_password={PASSWORD}\ncluster=join\njoin_address={target}\njoin_code={made.json()['code']}\n"
     )
-    box.boot()
+    box.boot(console=False)  # the seed answers everything
     try:
         box.wait_for_ssh(timeout=900)
         node = appliance.wait_until(
