@@ -66,9 +66,13 @@ func TestGuestDLLCFeedback(t *testing.T) {
 	t.Logf("%s:\n%s", procFile, readFile(t, procFile))
 	rs1, rs2 := spread(t, env["FULCRUM_DLLC_CLIENT_NS"], 40)
 	t.Logf("dllc, rs2 burning: rs1 %d, rs2 %d of 40 new connections", rs1, rs2)
-	// Plain least connection would split them 20/20.
-	if rs1 < 28 {
-		t.Errorf("the idle rs1 got %d of 40 new connections, want at least 28", rs1)
+	// Plain least connection splits them 20/20, exactly: it counts the
+	// inactive connections too, and both start level. The loads' ratio (about
+	// 7:1) gives rs1 about 35 on an idle host; serving them raises rs1's own
+	// load, the more so the busier the host: 25 with the host at load 9. The
+	// bound is four beyond anything least connection can give.
+	if rs1 < 24 {
+		t.Errorf("the idle rs1 got %d of 40 new connections, want at least 24", rs1)
 	}
 
 	// 2. Without the module (hidden, then unloaded once keepalived's wlc is

@@ -69,7 +69,7 @@ reset_state() {
 run_test() {
 	local name=$1
 	local script=$GUEST_TESTS/$name.sh
-	local start=$SECONDS rc=0 reason
+	local start=$SECONDS rc=0 reason pattern
 	console "RUN  $name"
 	if [[ -f $script ]]; then
 		(cd /tmp && timeout --kill-after=10 "$TEST_TIMEOUT" bash "$script") \
@@ -82,9 +82,14 @@ run_test() {
 	if ((rc == 0)); then
 		echo pass >"$RESULTS/$name.result"
 	else
-		# the first FAIL line of the log names the reason in the summary (a
-		# long log is cut in the middle by whoever shows it)
-		reason=$(grep -m1 -E '^FAIL|^timed out' "$RESULTS/$name.log" || true)
+		# the reason in the summary (a long log is cut in the middle by whoever
+		# shows it): a shell test's first "FAIL: ...", else the Go test that
+		# failed ("--- FAIL: TestX"), a timeout, or Go's bare "FAIL"
+		reason=
+		for pattern in '^FAIL: ' '^--- FAIL: ' '^timed out' '^FAIL'; do
+			reason=$(grep -m1 -E "$pattern" "$RESULTS/$name.log" | sed 's/^ *//' || true)
+			[[ -z $reason ]] || break
+		done
 		echo "fail $rc${reason:+: $reason}" >"$RESULTS/$name.result"
 	fi
 	reset_state "$name"
