@@ -87,6 +87,14 @@ def spawn(root, commands, *args):
     return child
 
 
+def run_seeded(root, commands, seed, *args):
+    """The setup without a terminal (as systemd runs it when nobody is at a console)."""
+    return subprocess.run(
+        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed, *args],
+        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
 def answer(child, expected, reply):
     child.expect_exact(expected)
     child.sendline(reply)
@@ -401,10 +409,7 @@ def test_a_complete_seed_runs_unattended(root, commands, tmp_path):
     key = a_public_key(tmp_path)
     keys = f"# the operator's key\n{key}\nssh-ed25519 AAAAnotakey root@x\nssh-rsa {key.split()[1]} type-and-blob-disagree\n"
     seed = write_seed(tmp_path / "seed", COMPLETE_SEED, keys)
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
-        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+    result = run_seeded(root, commands, seed)
     assert result.returncode == 0, result.stderr
     assert "root_authorized_keys line 3: not an SSH public key, ignored" in result.stdout
     assert "root_authorized_keys line 4: not an SSH public key, ignored" in result.stdout
@@ -463,10 +468,7 @@ def test_a_seed_joins_unattended_and_a_refused_join_stops_it(root, commands, tmp
     out = {}
     for code, status in (("AAAA-BBBB", 1), (GOOD_CODE, 0)):
         seed = write_seed(tmp_path / f"seed-{status}", seed_text.format(code=code))
-        result = subprocess.run(
-            [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
-            env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        result = run_seeded(root, commands, seed)
         assert result.returncode == status, result.stdout + result.stderr
         assert (root / fs.SETUP_DONE).exists() == (status == 0)
         out[status] = result.stdout
@@ -477,10 +479,7 @@ def test_a_seed_joins_unattended_and_a_refused_join_stops_it(root, commands, tmp
 
 def test_join_keys_without_cluster_join_are_ignored(root, commands, tmp_path):
     seed = write_seed(tmp_path / "seed", COMPLETE_SEED + "    join_code=AAAA\n")
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
-        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = run_seeded(root, commands, seed)
     assert result.returncode == 0, result.stderr
     assert "seed: join_code is only for cluster=join; ignored." in result.stdout
     assert not any("fulcrum_join" in c["argv"] for c in commands())
@@ -492,10 +491,7 @@ def test_an_incomplete_seed_without_a_terminal_changes_nothing(root, commands, t
         tmp_path / "seed", COMPLETE_SEED.replace("admin_password=Kestrel-Lantern-42", "admin_password=short")
     )
     before = every_written_file(root)
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
-        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+    result = run_seeded(root, commands, seed)
     assert result.returncode == 2
     assert "seed: admin_password refused: at least 10 characters" in result.stdout
     assert "without a terminal the seed must hold every answer" in result.stderr
@@ -505,10 +501,7 @@ def test_an_incomplete_seed_without_a_terminal_changes_nothing(root, commands, t
 
 def test_no_system_writes_the_files_and_runs_nothing(root, commands, tmp_path):
     seed = write_seed(tmp_path / "seed", COMPLETE_SEED)
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed, "--no-system"],
-        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+    result = run_seeded(root, commands, seed, "--no-system")
     assert result.returncode == 0, result.stderr
     assert "skipped (--no-system): chpasswd" in result.stdout
     assert commands() == []
@@ -519,10 +512,7 @@ def test_once_done_it_never_runs_again(root, commands, tmp_path):
     (root / fs.SETUP_DONE).parent.mkdir(parents=True)
     (root / fs.SETUP_DONE).write_text("done\n")
     seed = write_seed(tmp_path / "seed", COMPLETE_SEED)
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--root", root, "--seed-dir", seed],
-        env=commands.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+    result = run_seeded(root, commands, seed)
     assert result.returncode == 0
     assert "already done" in result.stderr
     assert not (root / fs.NETWORK_FILE).exists() and commands() == []
