@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ActionsHeader, Alert, Badge, type BadgeTone, Button, ErrorState, RevokeButton, SecretReveal, TableWrap } from '@/components';
+import { ActionsHeader, Alert, Badge, type BadgeTone, Button, ErrorState, FormActions, RevokeButton, SecretReveal, TableWrap } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { formatDateTime } from '@/lib/format';
 import { useCreateJoinCode, useJoinCodes, useRevokeJoinCode } from '../hooks/useNodes';
@@ -71,9 +71,11 @@ export function JoinCodePanel() {
           {errorMessage(create.error)}
         </Alert>
       ) : null}
-      <Button variant="primary" busy={create.isPending} onClick={() => create.mutate(undefined, { onSuccess: setCreated })}>
-        Make a join code
-      </Button>
+      <FormActions>
+        <Button variant="primary" busy={create.isPending} onClick={() => create.mutate(undefined, { onSuccess: setCreated })}>
+          Make a join code
+        </Button>
+      </FormActions>
       {codes.isError ? <ErrorState error={codes.error} onRetry={() => void codes.refetch()} /> : null}
       {codes.data?.length ? (
         <TableWrap label="Join codes">
