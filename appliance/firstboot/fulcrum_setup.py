@@ -271,7 +271,8 @@ def parse_cluster(text):
 
 def parse_join_address(text):
     """An appliance of the cluster: an address or a host name, optionally with :port
-    (IPv6 with a port in brackets). Returns it as ``host``, ``host:port`` or ``[v6]:port``."""
+    (IPv6 with a port in brackets). Returns it as a URL's host and port: ``host``,
+    ``host:port``, ``[v6]`` or ``[v6]:port`` (the agent's API URL and the console's link)."""
     text = text.strip()
     host, port = text, None
     if text.startswith("["):
@@ -292,9 +293,9 @@ def parse_join_address(text):
         if not port.isdigit() or not 1 <= int(port) <= 65535:
             raise Invalid(f"{port!r} is not a port (1-65535)")
         port = int(port)
-    if port is None or port == 443:
-        return host
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if ":" in host:
+        host = f"[{host}]"
+    return host if port in (None, 443) else f"{host}:{port}"
 
 
 def parse_join_code(text):

@@ -644,7 +644,8 @@ def test_common_passwords_come_from_djangos_list():
 @pytest.mark.parametrize(
     ("text", "want"),
     [("10.0.2.15", "10.0.2.15"), ("10.0.2.15:443", "10.0.2.15"), ("lb1.example.com:8443", "lb1.example.com:8443"),
-     ("2001:db8::15", "2001:db8::15"), ("[2001:db8::15]:8443", "[2001:db8::15]:8443"), ("[2001:db8::15]", "2001:db8::15")],
+     ("2001:db8::15", "[2001:db8::15]"), ("[2001:db8::15]:8443", "[2001:db8::15]:8443"),
+     ("[2001:db8::15]:443", "[2001:db8::15]"), ("[2001:db8::15]", "[2001:db8::15]")],
 )  # fmt: skip
 def test_join_addresses(text, want):
     assert fs.parse_join_address(text) == want
