@@ -7,8 +7,8 @@ The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
   base32 shown as five groups of four (``cluster.joincode``), 80 bits of secret. It works
   once and for ``TTL``.
 - **Discovery.** The new appliance asks ``GET /api/v1/cluster/join/<ID>/`` and gets the
-  cluster's information (this appliance's console certificate, its package version and
-  clock) with an HMAC-SHA256 signature keyed by the secret. It checks the signature before
+  cluster's information (this appliance's console certificate and package version) with an
+  HMAC-SHA256 signature keyed by the secret. It checks the signature before
   it believes any of it, then talks to the primary over TLS pinned to that certificate: a
   machine in the middle that does not know the secret can neither sign nor read what
   follows, and the secret itself never travelled yet.
@@ -81,15 +81,7 @@ def discovery(code_id):
     row = usable(code_id)
     if row is None:
         return None
-    info = json.dumps(
-        {
-            "certificate": console_certificate(),
-            "version": settings.FULCRUM_VERSION,
-            "time": timezone.now().isoformat(),
-            "expires_at": row.expires_at.isoformat(),
-        },
-        sort_keys=True,
-    )
+    info = json.dumps({"certificate": console_certificate(), "version": settings.FULCRUM_VERSION}, sort_keys=True)
     return {"info": info, "signature": sign(row.secret, info)}
 
 

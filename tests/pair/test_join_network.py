@@ -106,10 +106,10 @@ def test_a_wrong_secret_fails_the_signature(cluster):
     assert state(cluster["stack"], made) == "usable"
 
 
-def test_another_version_or_no_cluster_are_refused_before_sending(cluster):
+def test_another_version_or_no_cluster_are_refused_and_the_code_kept(cluster):
     made = new_code(cluster["stack"])
     line = refused(join_command(cluster["front"], made["code"], version="9.9.8"))
-    assert f"this appliance runs Fulcrum 9.9.8, the cluster runs {VERSION}" in line, line
+    assert f"version: This appliance runs Fulcrum 9.9.8, the cluster runs {VERSION}" in line, line
     assert "cannot reach the cluster at 127.0.0.1:1" in refused(join_command("127.0.0.1:1", made["code"]))
     assert state(cluster["stack"], made) == "usable"
 

@@ -2108,7 +2108,7 @@ type JoinCodeStateEnum string
 
 // JoinDiscovery defines model for JoinDiscovery.
 type JoinDiscovery struct {
-	// Info JSON text: certificate (the console's, PEM), version, time, expires_at. Parse it only after checking the signature.
+	// Info JSON text: certificate (the console's, PEM) and version. Parse it only after checking the signature.
 	Info string `json:"info"`
 
 	// Signature HMAC-SHA256 of info, keyed by the code's secret part (hex).

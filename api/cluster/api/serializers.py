@@ -297,8 +297,7 @@ class JoinCodeCreatedSerializer(JoinCodeSerializer):
 
 class JoinDiscoverySerializer(serializers.Serializer):
     info = serializers.CharField(
-        help_text="JSON text: certificate (the console's, PEM), version, time, expires_at. Parse it only after "
-        "checking the signature."
+        help_text="JSON text: certificate (the console's, PEM) and version. Parse it only after checking the signature."
     )
     signature = serializers.CharField(help_text="HMAC-SHA256 of info, keyed by the code's secret part (hex).")
 

@@ -8,6 +8,7 @@ import json
 import sys
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
@@ -27,15 +28,16 @@ class Command(BaseCommand):
     def handle(self, target, name, address, **options):
         try:
             validate_name(name)
+        except ValidationError as err:
+            raise CommandError(f"join refused: the name {name!r}: {err.messages[0]}") from err
+        try:
             ipaddress.ip_address(address)
-        except Exception as err:
+        except ValueError as err:
             raise CommandError(f"join refused: {err}") from err
         self.refuse_a_member()
         code = sys.stdin.readline().strip()
         try:
-            joined = join_client.join(
-                target, code, name, address, settings.FULCRUM_VERSION, max_skew_s=settings.FULCRUM_JOIN_MAX_SKEW_S
-            )
+            joined = join_client.join(target, code, name, address, settings.FULCRUM_VERSION)
         except join_client.JoinFailed as err:
             raise CommandError(f"join refused: {err}") from err
         self.stdout.write(json.dumps(joined.__dict__))

@@ -1924,7 +1924,7 @@ export interface components {
          */
         JoinCodeStateEnum: "usable" | "used" | "expired";
         JoinDiscovery: {
-            /** @description JSON text: certificate (the console's, PEM), version, time, expires_at. Parse it only after checking the signature. */
+            /** @description JSON text: certificate (the console's, PEM) and version. Parse it only after checking the signature. */
             info: string;
             /** @description HMAC-SHA256 of info, keyed by the code's secret part (hex). */
             signature: string;
