@@ -1,0 +1,194 @@
+"""PostgreSQL streaming replication between the appliances: synchronous while a standby
+keeps up, degraded to asynchronous when none does, and how it stands.
+
+The primary's commits wait until one standby has flushed them (``synchronous_commit = on``
+and ``synchronous_standby_names = 'ANY 1 (*)'``) only while a standby streams and has
+answered within ``away`` seconds: an apply the API acknowledged is then on two disks. When
+the last standby goes away (powered off, cut off), commits would wait for ever; the guard
+then clears ``synchronous_standby_names``, waiting commits complete, new ones go on, and
+the cluster is *degraded* (the console says so). A standby that comes back streams from
+where it stopped (its replication slot keeps the WAL it lacks); once it has caught up (its
+WAL sender's state is ``streaming``, no longer ``catchup``) the guard makes replication
+synchronous again.
+
+The guard sets the list only when it must: with no standby at all (a single appliance, or a
+primary just promoted), waiting for one would stop every commit, so it is cleared at once;
+a standby that was streaming gets ``away`` seconds to answer again before the primary stops
+waiting for it.
+
+Standard library and psycopg only: the guard runs as the ``postgres`` system user outside
+Django (``python3 -m cluster.replication guard``); the API reads the same status for the
+console.
+"""
+
+import argparse
+import json
+import logging
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import psycopg
+
+SYNCHRONOUS = "ANY 1 (*)"
+AWAY_S = 10.0  # how long a streaming standby may stay silent before the primary stops waiting
+INTERVAL_S = 1.0
+
+log = logging.getLogger("fulcrum.replication")
+
+
+@dataclass(frozen=True)
+class Standby:
+    """One WAL sender on the primary: a standby that is connected."""
+
+    name: str  # its application_name: the appliance's node name
+    address: str | None
+    state: str  # startup | catchup | streaming | backup | stopping
+    sync_state: str  # async | potential | sync | quorum
+    lag_bytes: int | None  # WAL the primary wrote that the standby has not replayed
+    silent_s: float | None  # seconds since the standby last answered
+    flushes: bool  # it reports what it flushed: a standby, not a base backup's WAL stream
+
+    def keeps_up(self, away=AWAY_S):
+        """Streaming, answering, and able to confirm commits."""
+        return self.state == "streaming" and self.flushes and self.silent_s is not None and self.silent_s < away
+
+
+@dataclass
+class Status:
+    """Where this database stands in the cluster."""
+
+    role: str  # primary | standby
+    # primary: synchronous (a standby confirms each commit) | catching-up (a standby is
+    # connected, commits do not wait for it yet) | degraded (a standby has a slot, none is
+    # connected) | single (no standby); standby: streaming | disconnected
+    state: str
+    synchronous_standby_names: str
+    standbys: list[Standby] = field(default_factory=list)
+    slots: list[str] = field(default_factory=list)  # standbys the primary keeps WAL for
+    primary: str | None = None  # standby: the host it streams from
+    lag_bytes: int | None = None  # standby: WAL it received and has not replayed yet
+
+    def as_json(self):
+        return asdict(self)
+
+
+_STANDBYS = """
+SELECT application_name, client_addr::text, state, sync_state,
+       pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint,
+       extract(epoch FROM now() - reply_time)::float8, flush_lsn IS NOT NULL
+  FROM pg_stat_replication ORDER BY application_name
+"""
+
+
+def read_status(conn, away=AWAY_S):
+    """The status, read from ``conn`` (a superuser or pg_monitor connection)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_is_in_recovery(), current_setting('synchronous_standby_names')")
+        in_recovery, names = cur.fetchone()
+        if in_recovery:
+            cur.execute("SELECT status, sender_host FROM pg_stat_wal_receiver UNION ALL SELECT NULL, NULL LIMIT 1")
+            receiver, sender = cur.fetchone()
+            cur.execute("SELECT pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint")
+            (lag,) = cur.fetchone()
+            state = "streaming" if receiver == "streaming" else "disconnected"
+            return Status("standby", state, names, primary=sender, lag_bytes=lag)
+        cur.execute(_STANDBYS)
+        standbys = [Standby(*row) for row in cur.fetchall()]
+        cur.execute("SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY 1")
+        slots = [row[0] for row in cur.fetchall()]
+    if any(s.keeps_up(away) and s.sync_state in ("sync", "quorum") for s in standbys):
+        state = "synchronous"
+    elif standbys:
+        state = "catching-up"
+    elif slots:
+        state = "degraded"
+    else:
+        state = "single"
+    return Status("primary", state, names, standbys, slots)
+
+
+class Guard:
+    """Keeps ``synchronous_standby_names`` set while a standby keeps up, clear otherwise."""
+
+    def __init__(self, away=AWAY_S, clock=time.monotonic):
+        self.away = away
+        self.clock = clock
+        self.last_kept_up = None  # when a standby keeping up last answered
+
+    def wanted(self, standbys):
+        """The list the primary should have now, given its connected ``standbys``."""
+        now = self.clock()
+        heard = [now - s.silent_s for s in standbys if s.keeps_up(self.away)]
+        if heard:
+            self.last_kept_up = max(heard)
+            return SYNCHRONOUS
+        if self.last_kept_up is not None and now - self.last_kept_up < self.away:
+            return SYNCHRONOUS  # a standby that was keeping up gets ``away`` seconds to answer
+        return ""
+
+    def step(self, conn):
+        """One look at the primary behind ``conn`` (autocommit); returns the status after it."""
+        status = read_status(conn, self.away)
+        if status.role != "primary":
+            self.last_kept_up = None
+            return status
+        wanted = self.wanted(status.standbys)
+        log.debug(
+            "standbys %s; synchronous_standby_names %r -> %r", status.standbys, status.synchronous_standby_names, wanted
+        )
+        if wanted != status.synchronous_standby_names:
+            conn.execute(f"ALTER SYSTEM SET synchronous_standby_names = '{wanted}'")  # one of two constants
+            conn.execute("SELECT pg_reload_conf()")
+            if wanted:
+                names = ", ".join(s.name for s in status.standbys if s.keeps_up(self.away))
+                log.info("replication is synchronous: commits wait for %s", names)
+            else:
+                log.warning(
+                    "replication degraded to asynchronous: no standby answered for %.0f s; "
+                    "commits no longer wait for one", self.away,
+                )  # fmt: skip
+            status = read_status(conn, self.away)
+        return status
+
+    def run(self, dsn, interval=INTERVAL_S):
+        """Step every ``interval`` seconds for ever, reconnecting when the server is away."""
+        conn = None
+        while True:
+            try:
+                if conn is None or conn.closed:
+                    conn = psycopg.connect(dsn, autocommit=True, connect_timeout=5)
+                self.step(conn)
+            except psycopg.Error as error:
+                log.warning("replication guard: %s", str(error).strip())
+                if conn is not None:
+                    conn.close()
+                conn = None
+            time.sleep(interval)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m cluster.replication", description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["guard", "status"])
+    parser.add_argument("--dsn", default="host=/run/postgresql dbname=postgres", help="libpq connection string")
+    parser.add_argument("--away", type=float, default=AWAY_S, help="seconds a standby may stay silent (default 10)")
+    parser.add_argument("--interval", type=float, default=INTERVAL_S, help=argparse.SUPPRESS)
+    parser.add_argument("--verbose", action="store_true", help="log every look at the primary")
+    args = parser.parse_args(argv)
+    if args.away <= 0 or args.interval <= 0:
+        parser.error("--away and --interval must be positive")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    if args.action == "status":
+        with psycopg.connect(args.dsn, autocommit=True, connect_timeout=5) as conn:
+            print(json.dumps(read_status(conn, args.away).as_json(), indent=2))
+        return 0
+    Guard(args.away).run(args.dsn, args.interval)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""The replicated control plane's database, on two real PostgreSQL servers: a primary and a
+standby made from it with pg_basebackup, as a joined appliance's is, and the replication
+guard (``python3 -m cluster.replication guard``, what fulcrum-replication.service runs)
+looking after the primary.
+
+- While the standby keeps up, a commit the primary acknowledged is on the standby's disk:
+  the primary is then killed (no shutdown), the standby promoted, and every acknowledged
+  row is there.
+- When the standby goes away, a commit waits for it only until the guard degrades the
+  primary to asynchronous; then it completes, and so do the next ones.
+- When the standby comes back it catches up (the rows of the degraded time reach it) and
+  replication is synchronous again.
+"""
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from cluster.replication import read_status
+from tests.harness.pg import _bin
+from tests.harness.stack import API_DIR
+
+AWAY_S = 5.0  # the guard's --away: how long a silent standby keeps commits waiting
+SETTLE_S = 60  # generous: how long a state change may take on a loaded machine
+
+
+def postgres(*argv, **kw):
+    return subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, capture_output=True, text=True, **kw)
+
+
+class Server:
+    """A PostgreSQL server in its own folder, reachable on a Unix socket in that folder."""
+
+    def __init__(self, home, name):
+        self.name, self.data, self.run = name, home / name, home / f"{name}.run"
+        self.log = home / f"{name}.log"
+
+    @property
+    def dsn(self):
+        return f"host={self.run} user=postgres dbname=postgres"
+
+    def init_primary(self):
+        postgres(_bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-instructions")
+        with open(self.data / "postgresql.conf", "a") as conf:  # what the appliance's primary sets
+            conf.write("wal_log_hints = on\nwal_keep_size = '64MB'\nwal_sender_timeout = '5s'\n")
+        self.start()
+
+    def clone(self, primary):
+        """A standby of ``primary`` from a base backup, following it through a slot."""
+        primary.sql(f"SELECT pg_create_physical_replication_slot('{self.name}')")
+        conninfo = f"host={primary.run} user=postgres application_name={self.name}"
+        postgres(_bin("pg_basebackup"), "-d", conninfo, "-D", str(self.data), "-R", "-X", "stream", "-S", self.name)
+        with open(self.data / "postgresql.conf", "a") as conf:
+            conf.write("wal_receiver_status_interval = '1s'\n")
+        self.start()
+
+    def start(self):
+        postgres("mkdir", "-p", str(self.run))
+        options = f"-c listen_addresses='' -c unix_socket_directories='{self.run}' -c fsync=on"
+        postgres(_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
+
+    def stop(self, mode="fast"):
+        postgres(_bin("pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def promote(self):
+        postgres(_bin("pg_ctl"), "-D", str(self.data), "-w", "promote")
+
+    def connect(self):
+        return psycopg.connect(self.dsn, autocommit=True, connect_timeout=5)
+
+    def sql(self, query, *args):
+        with self.connect() as conn:
+            cur = conn.execute(query, args or None)
+            return cur.fetchall() if cur.description else None
+
+    def status(self):
+        with self.connect() as conn:
+            return read_status(conn, AWAY_S)
+
+
+def wait_for(predicate, what, timeout=SETTLE_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+@pytest.fixture
+def home():
+    folder = Path(tempfile.mkdtemp(prefix="fulcrum-repl-", dir="/var/tmp"))
+    owner = pwd.getpwnam("postgres")
+    os.chown(folder, owner.pw_uid, owner.pw_gid)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pair(home):
+    primary, standby = Server(home, "lb1"), Server(home, "lb2")
+    primary.init_primary()
+    primary.sql("CREATE TABLE applies (n int PRIMARY KEY)")
+    with open(home / "guard.log", "w") as guard_log:
+        guard = subprocess.Popen(
+            [sys.executable, "-m", "cluster.replication", "guard", "--dsn", primary.dsn, "--away", str(AWAY_S),
+             "--interval", "0.2", "--verbose"],
+            cwd=API_DIR, stderr=guard_log,
+        )  # fmt: skip
+    try:
+        yield primary, standby, home
+    finally:
+        guard.terminate()
+        guard.wait(10)
+        for server in (primary, standby):
+            if (server.data / "postmaster.pid").exists():
+                server.stop("immediate")
+        print((home / "guard.log").read_text())
+
+
+def synchronous(primary):
+    status = primary.status()
+    return status.state == "synchronous" and status
+
+
+def committed(server, n, timeout=SETTLE_S):
+    """Insert row n on server in a thread; wait up to timeout for its commit to return."""
+    done = threading.Event()
+
+    def insert():
+        server.sql("INSERT INTO applies VALUES (%s)", n)
+        done.set()
+
+    threading.Thread(target=insert, daemon=True).start()
+    return done.wait(timeout), done
+
+
+def test_a_single_primary_never_waits(pair):
+    primary, _standby, _home = pair
+    assert committed(primary, 1)[0]
+    status = primary.status()
+    assert (status.role, status.state, status.synchronous_standby_names) == ("primary", "single", "")
+
+
+def test_synchronous_while_the_standby_keeps_up_degraded_while_it_is_away(pair):
+    primary, standby, _home = pair
+    standby.clone(primary)
+    status = wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+    assert status.synchronous_standby_names == "ANY 1 (*)"
+    assert [(s.name, s.state, s.sync_state) for s in status.standbys] == [("lb2", "streaming", "quorum")]
+    assert standby.status().role == "standby" and standby.status().state == "streaming"
+    assert committed(primary, 1)[0]
+    assert wait_for(lambda: standby.sql("SELECT count(*) FROM applies")[0][0] == 1, "row 1 replayed on the standby")
+
+    # The standby goes away: the next commit waits for it, until the guard degrades.
+    standby.stop("immediate")
+    returned, done = committed(primary, 2, timeout=1)
+    assert not returned, "a commit did not wait for the synchronous standby"
+    assert done.wait(SETTLE_S), "the guard did not release the commit"
+    status = primary.status()
+    assert (status.state, status.synchronous_standby_names, status.slots) == ("degraded", "", ["lb2"])
+    for n in range(3, 13):  # degraded: commits go on without the standby
+        assert committed(primary, n, timeout=10)[0]
+
+    # It comes back: it catches up on everything it missed, and replication is synchronous again.
+    standby.start()
+    wait_for(lambda: synchronous(primary), "synchronous again after the standby came back")
+    assert standby.sql("SELECT count(*) FROM applies")[0][0] == 12
+    assert committed(primary, 13)[0]
+
+
+def test_an_acknowledged_commit_survives_the_primary(pair):
+    primary, standby, _home = pair
+    standby.clone(primary)
+    wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+    with primary.connect() as conn:
+        for n in range(1, 201):  # each one acknowledged: the commit returned
+            conn.execute("INSERT INTO applies VALUES (%s)", (n,))
+    primary.stop("immediate")  # killed: no shutdown checkpoint, nothing more sent
+    standby.promote()
+    assert standby.status().role == "primary"
+    assert standby.sql("SELECT count(*), max(n) FROM applies") == [(200, 200)]
