@@ -33,6 +33,8 @@ import psycopg
 SYNCHRONOUS = "ANY 1 (*)"
 AWAY_S = 10.0  # how long a streaming standby may stay silent before the primary stops waiting
 INTERVAL_S = 1.0
+ROLES = ("primary", "standby")
+STATES = ("synchronous", "catching-up", "degraded", "single", "streaming", "disconnected")  # see Status
 
 log = logging.getLogger("fulcrum.replication")
 

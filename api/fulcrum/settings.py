@@ -188,6 +188,9 @@ SPECTACULAR_SETTINGS = {
         "HealthStatusEnum": "telemetry.choices.HealthStatus",
         "ServiceStateEnum": "telemetry.choices.ServiceState",
         "NodeStateEnum": "telemetry.choices.NodeState",
+        "RoleEnum": "accounts.choices.Role",
+        "ReplicationRoleEnum": "cluster.replication.ROLES",
+        "ReplicationStateEnum": "cluster.replication.STATES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

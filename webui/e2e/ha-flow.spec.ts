@@ -39,6 +39,8 @@ test('HA: node address, a group with a refused value, its mirror, apply, hand ov
 
   await test.step("set the node's HA address", async () => {
     await openNodesPage(page);
+    // The stack's one PostgreSQL: a primary without a standby, as the real API reads it.
+    await expect(page.getByRole('region', { name: 'Cluster database' })).toContainText('primary single One appliance: no standby');
     const address = page.getByLabel(`HA address of ${node}`, { exact: true });
     await address.fill(ADDRESS);
     await page.getByRole('button', { name: `Save HA address of ${node}` }).click();

@@ -649,22 +649,22 @@ func (e NodeRevisionStateEnum) Valid() bool {
 
 // Defines values for NodeStateEnum.
 const (
-	NeverSeen NodeStateEnum = "never-seen"
-	Offline   NodeStateEnum = "offline"
-	Online    NodeStateEnum = "online"
-	Standby   NodeStateEnum = "standby"
+	NodeStateEnumNeverSeen NodeStateEnum = "never-seen"
+	NodeStateEnumOffline   NodeStateEnum = "offline"
+	NodeStateEnumOnline    NodeStateEnum = "online"
+	NodeStateEnumStandby   NodeStateEnum = "standby"
 )
 
 // Valid indicates whether the value is a known member of the NodeStateEnum enum.
 func (e NodeStateEnum) Valid() bool {
 	switch e {
-	case NeverSeen:
+	case NodeStateEnumNeverSeen:
 		return true
-	case Offline:
+	case NodeStateEnumOffline:
 		return true
-	case Online:
+	case NodeStateEnumOnline:
 		return true
-	case Standby:
+	case NodeStateEnumStandby:
 		return true
 	default:
 		return false
@@ -791,6 +791,54 @@ func (e RedirectCodeEnum) Valid() bool {
 	case N307:
 		return true
 	case N308:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplicationRoleEnum.
+const (
+	ReplicationRoleEnumPrimary ReplicationRoleEnum = "primary"
+	ReplicationRoleEnumStandby ReplicationRoleEnum = "standby"
+)
+
+// Valid indicates whether the value is a known member of the ReplicationRoleEnum enum.
+func (e ReplicationRoleEnum) Valid() bool {
+	switch e {
+	case ReplicationRoleEnumPrimary:
+		return true
+	case ReplicationRoleEnumStandby:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplicationStateEnum.
+const (
+	ReplicationStateEnumCatchingUp   ReplicationStateEnum = "catching-up"
+	ReplicationStateEnumDegraded     ReplicationStateEnum = "degraded"
+	ReplicationStateEnumDisconnected ReplicationStateEnum = "disconnected"
+	ReplicationStateEnumSingle       ReplicationStateEnum = "single"
+	ReplicationStateEnumStreaming    ReplicationStateEnum = "streaming"
+	ReplicationStateEnumSynchronous  ReplicationStateEnum = "synchronous"
+)
+
+// Valid indicates whether the value is a known member of the ReplicationStateEnum enum.
+func (e ReplicationStateEnum) Valid() bool {
+	switch e {
+	case ReplicationStateEnumCatchingUp:
+		return true
+	case ReplicationStateEnumDegraded:
+		return true
+	case ReplicationStateEnumDisconnected:
+		return true
+	case ReplicationStateEnumSingle:
+		return true
+	case ReplicationStateEnumStreaming:
+		return true
+	case ReplicationStateEnumSynchronous:
 		return true
 	default:
 		return false
@@ -3642,6 +3690,50 @@ type PublishProblem struct {
 // * `308` - 308
 type RedirectCodeEnum int
 
+// Replication defines model for Replication.
+type Replication struct {
+	// LagBytes standby: WAL received, not replayed yet.
+	LagBytes *int `json:"lag_bytes"`
+
+	// Primary standby: the host it streams from.
+	Primary *string `json:"primary"`
+
+	// Role This appliance's database.
+	//
+	// * `primary` - primary
+	// * `standby` - standby
+	Role ReplicationRoleEnum `json:"role"`
+
+	// Slots The standbys the primary keeps WAL for.
+	Slots []string `json:"slots"`
+
+	// Standbys The connected standbys (primary).
+	Standbys []Standby `json:"standbys"`
+
+	// State primary: synchronous (a standby confirms each commit), catching-up (a standby is connected, commits do not wait for it yet), degraded (a standby is away: commits are on this disk only), single (no standby). standby: streaming or disconnected.
+	//
+	// * `synchronous` - synchronous
+	// * `catching-up` - catching-up
+	// * `degraded` - degraded
+	// * `single` - single
+	// * `streaming` - streaming
+	// * `disconnected` - disconnected
+	State                   ReplicationStateEnum `json:"state"`
+	SynchronousStandbyNames string               `json:"synchronous_standby_names"`
+}
+
+// ReplicationRoleEnum * `primary` - primary
+// * `standby` - standby
+type ReplicationRoleEnum string
+
+// ReplicationStateEnum * `synchronous` - synchronous
+// * `catching-up` - catching-up
+// * `degraded` - degraded
+// * `single` - single
+// * `streaming` - streaming
+// * `disconnected` - disconnected
+type ReplicationStateEnum string
+
 // Revision A ModelSerializer that refuses unknown fields instead of silently ignoring them.
 //
 // A nested serializer declared for a JSON column is stored as plain JSON: DRF's
@@ -3882,6 +3974,29 @@ type SignInTokenResult struct {
 
 	// Token The secret: send as 'Authorization: Bearer <token>'. Shown only once.
 	Token string `json:"token"`
+}
+
+// Standby defines model for Standby.
+type Standby struct {
+	Address *string `json:"address"`
+
+	// Flushes It confirms what it flushed (a standby, not a base backup).
+	Flushes bool `json:"flushes"`
+
+	// LagBytes WAL it has not replayed yet.
+	LagBytes *int `json:"lag_bytes"`
+
+	// Name The standby's node name.
+	Name string `json:"name"`
+
+	// SilentS Seconds since it last answered.
+	SilentS *float64 `json:"silent_s"`
+
+	// State startup, catchup, streaming, backup or stopping.
+	State string `json:"state"`
+
+	// SyncState async, potential, sync or quorum (confirms commits).
+	SyncState string `json:"sync_state"`
 }
 
 // StatusEnum * `400` - 400
@@ -6552,6 +6667,13 @@ type ClientInterface interface {
 	// with the code's secret: check the signature, then pin the certificate in it.
 	ClusterJoinRetrieve(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ClusterReplicationRetrieve performs a GET /api/v1/cluster/replication/ (the `ClusterReplicationRetrieve` operationId) request.
+	//
+	// How the cluster database replicates: this appliance's role, and on the primary each
+	// connected standby, its lag, and whether commits wait for it (synchronous) or not
+	// (catching up, degraded: a standby is away).
+	ClusterReplicationRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HaEventsList performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
 	// VRRP role changes reported by the nodes' agents, newest first.
@@ -7775,6 +7897,23 @@ func (c *Client) ClusterJoinCreate(ctx context.Context, body ClusterJoinCreateJS
 // with the code's secret: check the signature, then pin the certificate in it.
 func (c *Client) ClusterJoinRetrieve(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClusterJoinRetrieveRequest(c.Server, codeId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClusterReplicationRetrieve performs a GET /api/v1/cluster/replication/ (the `ClusterReplicationRetrieve` operationId) request.
+//
+// How the cluster database replicates: this appliance's role, and on the primary each
+// connected standby, its lag, and whether commits wait for it (synchronous) or not
+// (catching up, degraded: a standby is away).
+func (c *Client) ClusterReplicationRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClusterReplicationRetrieveRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10687,6 +10826,33 @@ func NewClusterJoinRetrieveRequest(server string, codeId string) (*http.Request,
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/cluster/join/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewClusterReplicationRetrieveRequest constructs an http.Request for the ClusterReplicationRetrieve method
+func NewClusterReplicationRetrieveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cluster/replication/")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -14948,6 +15114,15 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ClusterJoinRetrieveWithResponse(ctx context.Context, codeId string, reqEditors ...RequestEditorFn) (*ClusterJoinRetrieveResponse, error)
 
+	// ClusterReplicationRetrieveWithResponse performs a GET /api/v1/cluster/replication/ (the `ClusterReplicationRetrieve` operationId) request.
+	//
+	// How the cluster database replicates: this appliance's role, and on the primary each
+	// connected standby, its lag, and whether commits wait for it (synchronous) or not
+	// (catching up, degraded: a standby is away).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ClusterReplicationRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterReplicationRetrieveResponse, error)
+
 	// HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
 	// VRRP role changes reported by the nodes' agents, newest first.
@@ -17398,6 +17573,68 @@ func (r ClusterJoinRetrieveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ClusterJoinRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClusterReplicationRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Replication
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClusterReplicationRetrieveResponse) GetJSON200() *Replication {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClusterReplicationRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ClusterReplicationRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClusterReplicationRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r ClusterReplicationRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClusterReplicationRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClusterReplicationRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClusterReplicationRetrieveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23430,6 +23667,21 @@ func (c *ClientWithResponses) ClusterJoinRetrieveWithResponse(ctx context.Contex
 	return ParseClusterJoinRetrieveResponse(rsp)
 }
 
+// ClusterReplicationRetrieveWithResponse performs a GET /api/v1/cluster/replication/ (the `ClusterReplicationRetrieve` operationId) request.
+//
+// How the cluster database replicates: this appliance's role, and on the primary each
+// connected standby, its lag, and whether commits wait for it (synchronous) or not
+// (catching up, degraded: a standby is away).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ClusterReplicationRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterReplicationRetrieveResponse, error) {
+	rsp, err := c.ClusterReplicationRetrieve(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClusterReplicationRetrieveResponse(rsp)
+}
+
 // HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 //
 // VRRP role changes reported by the nodes' agents, newest first.
@@ -26179,6 +26431,53 @@ func ParseClusterJoinRetrieveResponse(rsp *http.Response) (*ClusterJoinRetrieveR
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClusterReplicationRetrieveResponse parses an HTTP response from a ClusterReplicationRetrieveWithResponse call
+func ParseClusterReplicationRetrieveResponse(rsp *http.Response) (*ClusterReplicationRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClusterReplicationRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Replication
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 

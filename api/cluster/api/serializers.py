@@ -5,6 +5,7 @@ import ipaddress
 from django.db import transaction
 from rest_framework import serializers
 
+from cluster import replication
 from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, JoinCode, JoinCodeState, Node, VrrpState
 from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
@@ -330,3 +331,28 @@ class MembershipSerializer(serializers.Serializer):
         allow_null=True, help_text="The console of the cluster this appliance joined (manage it there); null: its own."
     )
     node = serializers.CharField(allow_null=True, allow_blank=True, help_text="This appliance's node name there.")
+
+
+class StandbySerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The standby's node name.")
+    address = serializers.CharField(allow_null=True)
+    state = serializers.CharField(help_text="startup, catchup, streaming, backup or stopping.")
+    sync_state = serializers.CharField(help_text="async, potential, sync or quorum (confirms commits).")
+    lag_bytes = serializers.IntegerField(allow_null=True, help_text="WAL it has not replayed yet.")
+    silent_s = serializers.FloatField(allow_null=True, help_text="Seconds since it last answered.")
+    flushes = serializers.BooleanField(help_text="It confirms what it flushed (a standby, not a base backup).")
+
+
+class ReplicationSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(replication.ROLES, help_text="This appliance's database.")
+    state = serializers.ChoiceField(
+        replication.STATES,
+        help_text="primary: synchronous (a standby confirms each commit), catching-up (a standby is connected, "
+        "commits do not wait for it yet), degraded (a standby is away: commits are on this disk only), single "
+        "(no standby). standby: streaming or disconnected.",
+    )
+    synchronous_standby_names = serializers.CharField(allow_blank=True)
+    standbys = StandbySerializer(many=True, help_text="The connected standbys (primary).")
+    slots = serializers.ListField(child=serializers.CharField(), help_text="The standbys the primary keeps WAL for.")
+    primary = serializers.CharField(allow_null=True, help_text="standby: the host it streams from.")
+    lag_bytes = serializers.IntegerField(allow_null=True, help_text="standby: WAL received, not replayed yet.")

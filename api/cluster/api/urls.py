@@ -16,5 +16,6 @@ urlpatterns = router.urls + [
     path("ipvs-sync/", views.IpvsSyncView.as_view(), name="ipvs-sync"),
     path("cluster/", views.MembershipView.as_view(), name="cluster-membership"),
     path("cluster/join/", views.JoinRedeemView.as_view(), name="cluster-join"),
+    path("cluster/replication/", views.ReplicationView.as_view(), name="cluster-replication"),
     path("cluster/join/<str:code_id>/", views.JoinDiscoveryView.as_view(), name="cluster-join-discovery"),
 ]

@@ -3,7 +3,7 @@
 import time
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from accounts import audit
 from accounts.choices import AuditAction
 from accounts.throttling import OpenThrottledView
-from cluster import join
+from cluster import join, replication
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
 from cluster.models import HaEvent, HaGroup, IpvsSync, JoinCode, Node
@@ -324,3 +324,15 @@ class MembershipView(APIView):
     def get(self, request):
         joined = join.membership() or {"member_of": None, "node": None}
         return Response(serializers.MembershipSerializer(joined).data)
+
+
+class ReplicationView(APIView):
+    """How the cluster database replicates: this appliance's role, and on the primary each
+    connected standby, its lag, and whether commits wait for it (synchronous) or not
+    (catching up, degraded: a standby is away)."""
+
+    @extend_schema(responses={200: serializers.ReplicationSerializer})
+    def get(self, request):
+        connection.ensure_connection()
+        state = replication.read_status(connection.connection)
+        return Response(serializers.ReplicationSerializer(state.as_json()).data)

@@ -15,6 +15,7 @@ export const queryKeys = {
   ipvsSync: ['ipvs-sync'] as const,
   // Under the nodes' key: an appliance that joins with a code spends it and becomes a node.
   joinCodes: ['nodes', 'join-codes'] as const,
+  replication: ['nodes', 'replication'] as const,
   haGroups: ['ha-groups'] as const,
   haEvents: (filters: { node: string; group: string }) => ['ha-events', filters] as const,
   revisions: ['revisions'] as const,

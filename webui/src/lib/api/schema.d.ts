@@ -412,6 +412,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cluster/replication/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description How the cluster database replicates: this appliance's role, and on the primary each
+         *     connected standby, its lag, and whether commits wait for it (synchronous) or not
+         *     (catching up, degraded: a standby is away).
+         */
+        get: operations["cluster_replication_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ha-events/": {
         parameters: {
             query?: never;
@@ -3182,6 +3203,51 @@ export interface components {
          * @enum {integer}
          */
         RedirectCodeEnum: 301 | 302 | 303 | 307 | 308;
+        Replication: {
+            /**
+             * @description This appliance's database.
+             *
+             *     * `primary` - primary
+             *     * `standby` - standby
+             */
+            role: components["schemas"]["ReplicationRoleEnum"];
+            /**
+             * @description primary: synchronous (a standby confirms each commit), catching-up (a standby is connected, commits do not wait for it yet), degraded (a standby is away: commits are on this disk only), single (no standby). standby: streaming or disconnected.
+             *
+             *     * `synchronous` - synchronous
+             *     * `catching-up` - catching-up
+             *     * `degraded` - degraded
+             *     * `single` - single
+             *     * `streaming` - streaming
+             *     * `disconnected` - disconnected
+             */
+            state: components["schemas"]["ReplicationStateEnum"];
+            synchronous_standby_names: string;
+            /** @description The connected standbys (primary). */
+            standbys: components["schemas"]["Standby"][];
+            /** @description The standbys the primary keeps WAL for. */
+            slots: string[];
+            /** @description standby: the host it streams from. */
+            primary: string | null;
+            /** @description standby: WAL received, not replayed yet. */
+            lag_bytes: number | null;
+        };
+        /**
+         * @description * `primary` - primary
+         *     * `standby` - standby
+         * @enum {string}
+         */
+        ReplicationRoleEnum: "primary" | "standby";
+        /**
+         * @description * `synchronous` - synchronous
+         *     * `catching-up` - catching-up
+         *     * `degraded` - degraded
+         *     * `single` - single
+         *     * `streaming` - streaming
+         *     * `disconnected` - disconnected
+         * @enum {string}
+         */
+        ReplicationStateEnum: "synchronous" | "catching-up" | "degraded" | "single" | "streaming" | "disconnected";
         /**
          * @description A ModelSerializer that refuses unknown fields instead of silently ignoring them.
          *
@@ -3379,6 +3445,24 @@ export interface components {
             role: components["schemas"]["RoleEnum"];
             /** Format: date-time */
             expires_at: string | null;
+        };
+        Standby: {
+            /** @description The standby's node name. */
+            name: string;
+            address: string | null;
+            /** @description startup, catchup, streaming, backup or stopping. */
+            state: string;
+            /** @description async, potential, sync or quorum (confirms commits). */
+            sync_state: string;
+            /** @description WAL it has not replayed yet. */
+            lag_bytes: number | null;
+            /**
+             * Format: double
+             * @description Seconds since it last answered.
+             */
+            silent_s: number | null;
+            /** @description It confirms what it flushed (a standby, not a base backup). */
+            flushes: boolean;
         };
         /**
          * @description * `400` - 400
@@ -4432,6 +4516,28 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    cluster_replication_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Replication"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     ha_events_list: {

@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult } from '../types';
+import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult, Replication } from '../types';
 
 export function listNodes(): Promise<Node[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/nodes/', { params: { query: { limit, offset } } })));
@@ -63,4 +63,9 @@ export function createJoinCode(): Promise<JoinCodeCreated> {
 
 export async function revokeJoinCode(id: number): Promise<void> {
   await unwrap(api.DELETE('/api/v1/join-codes/{id}/', { params: { path: { id } } }));
+}
+
+/** How the cluster database replicates: this appliance's role, its standbys and their lag. */
+export function getReplication(): Promise<Replication> {
+  return unwrap(api.GET('/api/v1/cluster/replication/'));
 }

@@ -13,6 +13,8 @@ function mockSync(body: unknown = SYNC) {
   mockApi('GET', '/api/v1/ha-groups/', { status: 200, body: page([{ id: 7, name: 'front' }, { id: 8, name: 'back' }]) });
 }
 
+const SINGLE = { role: 'primary', state: 'single', synchronous_standby_names: '', standbys: [], slots: [], primary: null, lag_bytes: null };
+
 function mockNewest(number: number | null, live = true) {
   const results = number === null ? [] : [{ id: number, number, message: '', author: 'admin', created_at: at, nodes: [], live }];
   mockApi('GET', '/api/v1/revisions/', { status: 200, body: page(results) });
@@ -28,6 +30,28 @@ describe('NodesPage', () => {
     mockSync();
     mockNewest(null);
     mockApi('GET', '/api/v1/join-codes/', { status: 200, body: page([]) });
+    mockApi('GET', '/api/v1/cluster/replication/', { status: 200, body: SINGLE });
+  });
+
+  it('shows how the cluster database replicates: synchronous with a standby, degraded without', async () => {
+    const lb2 = { name: 'lb2', address: '192.0.2.12', state: 'streaming', sync_state: 'quorum', lag_bytes: 2048, silent_s: 0.4, flushes: true };
+    let replication: object = { ...SINGLE, state: 'synchronous', synchronous_standby_names: 'ANY 1 (*)', standbys: [lb2], slots: ['lb2'] };
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    mockApi('GET', '/api/v1/cluster/replication/', () => ({ status: 200, body: replication }));
+    const { queryClient } = renderWithProviders(<NodesPage />);
+    const panel = await screen.findByRole('region', { name: 'Cluster database' });
+    expect(await within(panel).findByText(/on two appliances before it is acknowledged/)).toHaveTextContent(/^primary synchronous A standby/);
+    const row = within(within(panel).getByRole('table', { name: 'Standbys' })).getByRole('row', { name: /^lb2/ });
+    expect(row).toHaveTextContent('192.0.2.12');
+    expect(row).toHaveTextContent('yes');
+    expect(row).toHaveTextContent('2.0 KiB');
+    expect(row).toHaveTextContent('0.4 s ago');
+
+    replication = { ...SINGLE, state: 'degraded', slots: ['lb2'] };
+    await queryClient.invalidateQueries({ queryKey: ['nodes', 'replication'] });
+    expect(await within(panel).findByText(/A standby is away/)).toBeInTheDocument();
+    expect(within(panel).getByText('Waiting for: lb2.')).toBeInTheDocument();
+    expect(within(panel).queryByRole('table', { name: 'Standbys' })).not.toBeInTheDocument();
   });
 
   it('makes a join code, shows it once, lists it and revokes it', async () => {

@@ -10,6 +10,7 @@ import { JoinCodePanel } from './JoinCodePanel';
 import { NodeAddressForm } from './NodeAddressForm';
 import { NodeForm } from './NodeForm';
 import { NodeStandbyButton } from './NodeStandbyButton';
+import { ReplicationPanel } from './ReplicationPanel';
 import { NodeNetworks, NodeRevision, NodeSchedulers, NodeVrrp } from './NodeStatus';
 import { TokenReveal } from './TokenReveal';
 
@@ -134,6 +135,7 @@ export function NodesPage() {
             </>
           ) : null}
         </Panel>
+        <ReplicationPanel />
         <IpvsSyncPanel canEdit={can.canEdit} />
       </div>
     </>

@@ -6,6 +6,7 @@ import {
   deleteNode,
   getIpvsSync,
   getNewestRevision,
+  getReplication,
   listHaGroupChoices,
   listJoinCodes,
   listNodes,
@@ -86,4 +87,9 @@ export function useCreateJoinCode() {
 export function useRevokeJoinCode() {
   const queryClient = useQueryClient();
   return useMutation({ mutationFn: revokeJoinCode, onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.joinCodes }) });
+}
+
+/** The database's replication, refreshed with the nodes: a standby that goes away shows within one refresh. */
+export function useReplication() {
+  return useQuery({ queryKey: queryKeys.replication, queryFn: getReplication, refetchInterval: REFRESH_MS });
 }

@@ -12,6 +12,8 @@ export type NodeStandbyResult = Schemas['NodeStandbyResult'];
 export type VrrpStatus = Schemas['VrrpStatus'];
 export type JoinCode = Schemas['JoinCode'];
 export type JoinCodeCreated = Schemas['JoinCodeCreated'];
+export type Replication = Schemas['Replication'];
+export type Standby = Schemas['Standby'];
 /** What the Nodes page needs of the newest revision: its number and whether every node runs it. */
 export type NewestRevision = Pick<Schemas['Revision'], 'number' | 'live'>;
 /** An HA group as the IPVS sync settings offer it. */
