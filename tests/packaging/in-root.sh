@@ -57,7 +57,7 @@ check_files() {
 		/usr/lib/fulcrum/python/gunicorn/__init__.py /usr/share/fulcrum/console/index.html \
 		/usr/share/fulcrum/console/index.html.gz /usr/share/fulcrum/static/rest_framework \
 		/usr/share/fulcrum/static/drf_spectacular_sidecar /etc/default/fulcrum-agent /etc/default/fulcrum-loadd \
-		"$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations}.service \
+		"$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication}.service \
 		/usr/lib/sysusers.d/fulcrum-api.conf /usr/lib/tmpfiles.d/fulcrum-api.conf; do
 		[[ -e $path ]] || fail "$path is missing"
 	done
@@ -119,19 +119,19 @@ unit_state() {
 
 check_units() {
 	local unit want
-	for unit in fulcrum-api.service:enabled \
+	for unit in fulcrum-api.service:enabled fulcrum-replication.service:enabled \
 		fulcrum-agent.service:enabled fulcrum-loadd.service:disabled \
 		haproxy.service:disabled keepalived.service:disabled; do
 		want=${unit#*:} unit=${unit%:*}
 		[[ $(unit_state "$unit") == "$want" ]] || fail "$unit is $(unit_state "$unit"), not $want"
 	done
-	pass "enabled: fulcrum-api, fulcrum-agent; disabled: fulcrum-loadd, haproxy, keepalived"
+	pass "enabled: fulcrum-api, fulcrum-replication, fulcrum-agent; disabled: fulcrum-loadd, haproxy, keepalived"
 	# fulcrum-firewall.service (After= of the agent) belongs to fulcrum-appliance.
 	local out
-	out=$(systemd-analyze verify --man=no "$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations}.service \
+	out=$(systemd-analyze verify --man=no "$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication}.service \
 		2>&1) || fail "systemd-analyze verify: $out"
 	[[ -z $out ]] || fail "systemd-analyze verify complains: $out"
-	pass "systemd-analyze verify: the four units are clean"
+	pass "systemd-analyze verify: the five units are clean"
 }
 
 check_no_secret() {

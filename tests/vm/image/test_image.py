@@ -87,7 +87,7 @@ def test_first_boot_made_this_machine_its_own_keys_and_secrets(appliance):
 
 
 def test_every_service_runs(appliance):
-    units = "postgresql nginx ssh fulcrum-api fulcrum-agent fulcrum-firewall fulcrum-expire-confirmations"
+    units = "postgresql nginx ssh fulcrum-api fulcrum-agent fulcrum-firewall fulcrum-expire-confirmations fulcrum-replication"
     appliance.wait_until(
         lambda: appliance.ssh(f"systemctl is-active {units}", check=False).returncode == 0, 300, "services active"
     )
@@ -111,6 +111,18 @@ def test_console_on_https_with_its_own_certificate(appliance):
     plain = requests.get(f"http://127.0.0.1:{appliance.ports['http']}/", allow_redirects=False, timeout=60)
     assert plain.status_code in (301, 308) and plain.headers["Location"].startswith("https://")
     assert "Strict-Transport-Security" in page.headers
+
+
+def test_the_cluster_database_is_a_primary_on_its_own(appliance, services):
+    answer = services["api"].get("/api/v1/cluster/replication/")
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert (body["role"], body["state"], body["standbys"]) == ("primary", "single", []), body
+    # fulcrum-api-init let the API's role read the standbys' details (pg_stat_replication).
+    member = appliance.ssh(
+        "runuser -u postgres -- psql -XtAc \"SELECT pg_has_role('fulcrum', 'pg_monitor', 'MEMBER')\""
+    ).stdout.strip()
+    assert member == "t", member
 
 
 def client_get(appliance, url, count):
