@@ -11,6 +11,7 @@ import math
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import caches
 from django.utils import timezone
 from rest_framework import permissions
 from rest_framework.exceptions import Throttled
@@ -24,7 +25,10 @@ from accounts.network import client_address
 
 class LoginRateThrottle(ScopedRateThrottle):
     """DRF's scoped throttle keyed by the real client address (X-Forwarded-For only from
-    trusted proxies: DRF's own ``get_ident`` believes any client's header)."""
+    trusted proxies: DRF's own ``get_ident`` believes any client's header), counted in the
+    database-backed ``throttle`` cache that every API worker process shares."""
+
+    cache = caches["throttle"]
 
     def get_ident(self, request):
         return client_address(request) or "unknown"

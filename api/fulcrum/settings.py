@@ -129,6 +129,13 @@ if FULCRUM_TRUSTED_PROXIES:
     # Behind a TLS proxy (the appliance's nginx), a request is secure when the proxy says so:
     # CSRF's origin check then compares https:// origins, and request.is_secure() holds.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The per-address sign-in counts (DRF's throttle history) live in the database, shared by
+# every API worker process (a cache per process let each worker allow the whole rate); the
+# table is made by the migration accounts 0002. Everything else caches in the process.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "fulcrum_throttle"},
+}
 FULCRUM_LOGIN_RATE = os.environ.get("FULCRUM_LOGIN_RATE", "10/min")
 if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", FULCRUM_LOGIN_RATE):
     raise RuntimeError(f"FULCRUM_LOGIN_RATE must be like 10/min (n per s, min, hour or day): {FULCRUM_LOGIN_RATE!r}")

@@ -1,7 +1,7 @@
 """People with a role, for the accounts tests."""
 
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from rest_framework.test import APIClient
 
 from accounts.choices import Role
@@ -34,5 +34,7 @@ def signed_in(username, password=PASSWORD, **client_kwargs):
 
 
 def forget_throttles():
-    """DRF's per-address throttle counts in the cache, which outlives a test."""
+    """DRF's per-address throttle counts (the ``throttle`` cache, a table) and the process's
+    cache, which outlive a test."""
     cache.clear()
+    caches["throttle"].clear()
