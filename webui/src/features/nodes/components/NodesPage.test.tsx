@@ -44,7 +44,7 @@ describe('NodesPage', () => {
     const row = within(within(panel).getByRole('table', { name: 'Standbys' })).getByRole('row', { name: /^lb2/ });
     expect(row).toHaveTextContent('192.0.2.12');
     expect(row).toHaveTextContent('yes');
-    expect(row).toHaveTextContent('2.0 KiB');
+    expect(row).toHaveTextContent('2.0kB');
     expect(row).toHaveTextContent('0.4 s ago');
 
     replication = { ...SINGLE, state: 'degraded', slots: ['lb2'] };

@@ -1,4 +1,5 @@
 import { Badge, type BadgeTone, ErrorState, LoadingState, Panel, TableWrap } from '@/components';
+import { formatQuantity } from '@/features/telemetry';
 import { useReplication } from '../hooks/useNodes';
 import type { Replication, Standby } from '../types';
 
@@ -11,14 +12,6 @@ const STATES: Record<Replication['state'], { tone: BadgeTone; text: string }> = 
   disconnected: { tone: 'danger', text: 'This appliance is a standby and does not reach the primary.' },
 };
 
-/** Bytes as B, KiB or MiB, for replication lag. */
-export function formatLag(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined) return 'unknown';
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
-
 function StandbyRow({ standby }: { standby: Standby }) {
   const confirms = standby.sync_state === 'sync' || standby.sync_state === 'quorum';
   return (
@@ -27,7 +20,7 @@ function StandbyRow({ standby }: { standby: Standby }) {
       <td className="mono">{standby.address ?? 'local'}</td>
       <td>{standby.state}</td>
       <td>{confirms ? <Badge tone="success">yes</Badge> : <Badge tone="warning">not yet</Badge>}</td>
-      <td>{formatLag(standby.lag_bytes)}</td>
+      <td>{standby.lag_bytes === null ? 'unknown' : `${formatQuantity(standby.lag_bytes)}B`}</td>
       <td>{standby.silent_s === null ? 'never' : `${standby.silent_s.toFixed(1)} s ago`}</td>
     </tr>
   );
