@@ -103,15 +103,17 @@ def test_upgrade_keeps_the_database_and_the_live_service(appliance, services):
 
     assert installed_versions(appliance) == dict.fromkeys(PACKAGES, newer)
     assert len(during) >= 10, during  # the client really ran through the upgrade
-    failed = [(float(t), f"{i + 1} of {len(during)}: {answer}") for i, (t, answer) in enumerate(during)
-              if answer.split()[0] not in ("s1", "s2")]  # fmt: skip
-    answered = sorted(
-        (float(answer.split()[-1]), float(t)) for t, answer in during if answer.split()[0] in ("s1", "s2")
-    )
+    failed, answered = [], []  # (start, which and why); (total time, start)
+    for i, (t, answer) in enumerate(during):
+        if answer.split()[0] in ("s1", "s2"):
+            answered.append((float(answer.split()[-1]), float(t)))
+        else:
+            failed.append((float(t), f"{i + 1} of {len(during)}: {answer}"))
+    answered.sort()
     slowest = [(t, f"answered in {total:.2f} s") for total, t in answered[-3:] if total >= SLOW_S]
+    times = f"median {answered[len(answered) // 2][0]:.2f} s, slowest {answered[-1][0]:.2f} s" if answered else "none"
     with open(ARTIFACTS / "timings.txt", "a") as f:
-        f.write(f"TIMING upgrade under traffic: {len(during)} requests, {len(failed)} failed, answers "
-                f"median {answered[len(answered) // 2][0]:.2f} s, slowest {answered[-1][0]:.2f} s\n")  # fmt: skip
+        f.write(f"TIMING upgrade under traffic: {len(during)} requests, {len(failed)} failed, answers {times}\n")
     if failed or slowest:  # what dpkg and the journal logged around them, for whoever reads the artifacts
         (ARTIFACTS / "upgrade-slowest.log").write_text(upgrade_context(appliance, started, failed + slowest) + "\n")
     assert not failed, (ARTIFACTS / "upgrade-slowest.log").read_text()
