@@ -26,15 +26,16 @@ import psycopg
 import pytest
 
 from cluster.replication import read_status
-from tests.harness.pg import _bin
+from tests.harness.pg import _as_owner, _bin
 from tests.harness.stack import API_DIR
 
 AWAY_S = 5.0  # the guard's --away: how long a silent standby keeps commits waiting
 SETTLE_S = 60  # generous: how long a state change may take on a loaded machine
 
 
-def postgres(*argv, **kw):
-    return subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, capture_output=True, text=True, **kw)
+def postgres(*argv):
+    """Run as the clusters' owner (postgres, as the harness's own cluster does)."""
+    return _as_owner(list(argv), capture_output=True, text=True)
 
 
 class Server:
