@@ -134,7 +134,13 @@ if FULCRUM_TRUSTED_PROXIES:
 # table is made by the migration accounts 0002. Everything else caches in the process.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "throttle": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "fulcrum_throttle"},
+    # Django culls a third of the rows past MAX_ENTRIES (300 by default), which would forget
+    # the counts of addresses still being throttled; expired rows go first.
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "fulcrum_throttle",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
 }
 FULCRUM_LOGIN_RATE = os.environ.get("FULCRUM_LOGIN_RATE", "10/min")
 if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", FULCRUM_LOGIN_RATE):
