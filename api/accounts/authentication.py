@@ -7,6 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from accounts.network import client_address
+from cluster import standby
 
 # How stale last_used_at may get before a request writes it again (one write per minute
 # per token, not one per request).
@@ -46,6 +47,8 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         now = timezone.now()
         fresh = token.last_used_at and now - token.last_used_at < LAST_USED_RESOLUTION
         if fresh and token.last_used_from == address:
+            return
+        if standby.is_standby():  # a read-only copy: the primary records its own uses
             return
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now, last_used_from=address)
         token.last_used_at, token.last_used_from = now, address

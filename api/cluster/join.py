@@ -15,7 +15,9 @@ The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
 - **Join.** Over the pinned connection it sends the whole code with its name, management
   address, package version and clock (``POST /api/v1/cluster/join/``). Each refusal names
   its reason and changes nothing; the code stays usable until it works or expires. On
-  success the code is spent and the appliance gets its node and agent token.
+  success the code is spent and the appliance gets its node and agent token, and what its
+  database needs to become a standby of this one's (``replication_offer``): the
+  replication role's password and the slot named for it.
 
 The joining side is ``cluster.join_client``.
 """
@@ -29,10 +31,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from cluster import replication
 from cluster.joincode import ID_LENGTH, SECRET_LENGTH, display, parse, random_part, sign
 from cluster.models import JoinCode, Node
 
 TTL = timedelta(minutes=30)
+REPLICATION_USER = "fulcrum_replication"  # made by fulcrum-api-init on the primary
+DATABASE_PORT = 5432
 
 
 class JoinRefused(Exception):
@@ -174,3 +179,22 @@ def membership():
     if not _TARGET.fullmatch(target):
         return None
     return {"member_of": f"https://{target}/", "node": node if re.fullmatch(r"[A-Za-z0-9_.-]{1,63}", node) else ""}
+
+
+def replication_offer(node):
+    """What the joining ``node`` needs to make its database a standby of this one's: the
+    replication role, its password, the port and the node's slot. None where the database does
+    not replicate (no secret: a development or test setup, with PostgreSQL of its own)."""
+    try:
+        with open(settings.FULCRUM_REPLICATION_SECRET, encoding="ascii") as f:
+            secret = f.read().strip()
+    except OSError:
+        return None
+    if not secret:
+        return None
+    return {
+        "user": REPLICATION_USER,
+        "password": secret,
+        "port": DATABASE_PORT,
+        "slot": replication.slot_name(node.pk, node.name),
+    }

@@ -29,6 +29,7 @@ class Joined:
     token: str
     version: str
     certificate: str  # the cluster's console certificate (PEM), now pinned
+    replication: dict | None  # cluster.join.replication_offer: user, password, port, slot
 
 
 def _split(target):
@@ -131,4 +132,4 @@ def join(target, code, name, address, version):
     status, answer = _request(target, "POST", JOIN, body, pinned=info["certificate"])
     if status != 201:
         raise JoinFailed(f"the cluster refused the join: {_refusal(status, answer)}")
-    return Joined(answer["node"], answer["token"], answer["version"], info["certificate"])
+    return Joined(answer["node"], answer["token"], answer["version"], info["certificate"], answer.get("replication"))

@@ -16,6 +16,11 @@ primary just promoted), waiting for one would stop every commit, so it is cleare
 a standby that was streaming gets ``away`` seconds to answer again before the primary stops
 waiting for it.
 
+Each joined node streams through a slot of its own (``slot_name``). When an operator deletes
+the node, the guard drops its slot once no standby uses it, so that the primary no longer
+keeps WAL for it nor counts it as a standby that is away. It reads the nodes from the API's
+table where it connects to the API's database; elsewhere it leaves slots alone.
+
 Standard library and psycopg only: the guard runs as the ``postgres`` system user outside
 Django (``python3 -m cluster.replication guard``); the API reads the same status for the
 console.
@@ -24,6 +29,7 @@ console.
 import argparse
 import json
 import logging
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -31,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 import psycopg
 
 SYNCHRONOUS = "ANY 1 (*)"
+NODES = "cluster_node"  # the API's nodes (cluster.models.Node)
 AWAY_S = 10.0  # how long a streaming standby may stay silent before the primary stops waiting
 INTERVAL_S = 1.0
 ROLES = ("primary", "standby")
@@ -110,6 +117,25 @@ def read_status(conn, away=AWAY_S):
     return Status("primary", state, names, standbys, slots)
 
 
+def slot_name(node_id, node_name):
+    """The replication slot of a joined node: its name as a slot name may be spelled, its ID
+    making it unique (``lb-2``, 7 -> ``lb_2_7``)."""
+    return f"{re.sub(r'[^a-z0-9_]', '_', node_name.lower())[:50]}_{node_id}"
+
+
+def stale_slots(conn):
+    """Inactive slots of nodes that are no longer in the cluster; none where ``conn``'s database
+    has no nodes table (the guard may watch a database that is not the API's)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
+        if not cur.fetchone()[0]:
+            return []
+        cur.execute(f"SELECT id, name FROM {NODES}")
+        kept = {slot_name(node_id, name) for node_id, name in cur.fetchall()}
+        cur.execute("SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical' AND NOT active")
+        return sorted(name for (name,) in cur.fetchall() if name not in kept)
+
+
 class Guard:
     """Keeps ``synchronous_standby_names`` set while a standby keeps up, clear otherwise."""
 
@@ -135,6 +161,9 @@ class Guard:
         if status.role != "primary":
             self.last_kept_up = None
             return status
+        for slot in stale_slots(conn):
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            log.info("dropped the replication slot %s: its node left the cluster", slot)
         wanted = self.wanted(status.standbys)
         log.debug(
             "standbys %s; synchronous_standby_names %r -> %r", status.standbys, status.synchronous_standby_names, wanted

@@ -24,6 +24,9 @@ FULCRUM_CONSOLE_CERT   the console's certificate, which a joining appliance pins
 FULCRUM_JOIN_MAX_SKEW_S how far a joining appliance's clock may be off (default 60 s)
 FULCRUM_CLUSTER_ENV    where the first-boot setup records the cluster this appliance joined
                        (default /etc/fulcrum/cluster.env; absent on a new cluster's appliance)
+FULCRUM_REPLICATION_SECRET the cluster database's replication password, which a joining
+                       appliance gets (default /etc/fulcrum/cluster/replication.secret, made
+                       by fulcrum-api-init; absent where the database does not replicate)
 """
 
 import os
@@ -68,6 +71,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Before the audit log, which a standby's read-only database could not take.
+    "cluster.standby.StandbyMiddleware",
     "accounts.audit.AuditMiddleware",
 ]
 
@@ -154,6 +159,7 @@ FULCRUM_VERSION = os.environ.get("FULCRUM_VERSION") or (
 FULCRUM_CONSOLE_CERT = os.environ.get("FULCRUM_CONSOLE_CERT", "/etc/fulcrum/tls/console.crt")
 FULCRUM_JOIN_MAX_SKEW_S = int(os.environ.get("FULCRUM_JOIN_MAX_SKEW_S", "60"))
 FULCRUM_CLUSTER_ENV = os.environ.get("FULCRUM_CLUSTER_ENV", "/etc/fulcrum/cluster.env")
+FULCRUM_REPLICATION_SECRET = os.environ.get("FULCRUM_REPLICATION_SECRET", "/etc/fulcrum/cluster/replication.secret")
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
 # recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
 FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))

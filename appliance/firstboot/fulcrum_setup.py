@@ -85,6 +85,10 @@ NODE_TOKEN = "etc/fulcrum/agent/node.token"
 AGENT_API_ENV = "etc/fulcrum/agent/api.env"
 CLUSTER_CERT = "etc/fulcrum/cluster/console.crt"
 CLUSTER_ENV = "etc/fulcrum/cluster.env"
+# The cluster database's replication password (0640 root:fulcrum): fulcrum-standby-init reads
+# it, and the API hands it on should this appliance become the primary.
+REPLICATION_SECRET = "etc/fulcrum/cluster/replication.secret"
+SERVICE_GROUP = "fulcrum"
 JOIN_TRIES, JOIN_PAUSE_S = 10, 3  # the management link may take a moment to come up
 KERNEL_HOSTNAME = "proc/sys/kernel/hostname"
 SYS_NET = "sys/class/net"
@@ -296,6 +300,13 @@ def parse_join_address(text):
     if ":" in host:
         host = f"[{host}]"
     return host if port in (None, 443) else f"{host}:{port}"
+
+
+def join_host(target):
+    """The host of a join address as ``parse_join_address`` gives it (no brackets, no port)."""
+    if target.startswith("["):
+        return target[1:].partition("]")[0]
+    return target.partition(":")[0]
 
 
 def parse_join_code(text):
@@ -803,10 +814,13 @@ class Applier:
         try:
             joined = json.loads(out)
             token, certificate, node = joined["token"], joined["certificate"], joined["node"]
+            replication = joined["replication"]
         except (ValueError, KeyError, TypeError):
             raise CommandFailed("fulcrum_join printed no join result") from None
         if not re.fullmatch(r"[A-Za-z0-9_-]{20,200}", token) or "-----BEGIN CERTIFICATE-----" not in certificate:
             raise CommandFailed("fulcrum_join printed a malformed token or certificate")
+        if not isinstance(replication, dict):
+            raise JoinRefused("the cluster's database does not replicate: join an appliance installed from the image")
         api = answers.join_address
         (self.root / NODE_TOKEN).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_file(self.root / NODE_TOKEN, token + "\n", 0o600)
@@ -816,6 +830,23 @@ class Applier:
         write_file(self.root / CLUSTER_ENV, HEADER.format(done="/" + SETUP_DONE)
                    + f"FULCRUM_CLUSTER_JOINED={api}\nFULCRUM_CLUSTER_NODE={node}\n", 0o644)  # fmt: skip
         self.say(f"Joined: this appliance is node {node} of the cluster of {api}.")
+        self.replicate(join_host(api), replication, node)
+
+    def replicate(self, host, offer, node):
+        """Make the database a standby of the primary's at ``host`` (fulcrum-standby-init)."""
+        try:
+            secret, port, slot = offer["password"], int(offer["port"]), offer["slot"]
+        except (KeyError, TypeError, ValueError):
+            raise CommandFailed("fulcrum_join printed a malformed replication offer") from None
+        if not re.fullmatch(r"[A-Za-z0-9_-]{32,128}", str(secret)) or not re.fullmatch(r"[a-z0-9_]{1,63}", str(slot)):
+            raise CommandFailed("fulcrum_join printed a malformed replication offer")
+        path = self.root / REPLICATION_SECRET
+        write_file(path, secret + "\n", 0o640)
+        with contextlib.suppress(LookupError):  # no such group outside the appliance (--root)
+            shutil.chown(path, group=SERVICE_GROUP)
+        self.say("Copying the cluster's database (it then streams every change)...")
+        self.run(["fulcrum-standby-init", host, str(port), slot, node])
+        self.say(f"This appliance's database is a standby of {host}.")
 
     def write_files(self, answers, keys):
         files = render_files(answers)

@@ -201,7 +201,7 @@ check_api_init() {
 
 check_manage() {
 	local out
-	expect "fulcrum-manage migrate" fulcrum-manage migrate --no-input -v 0
+	expect "fulcrum-manage fulcrum_migrate (as the unit)" fulcrum-manage fulcrum_migrate -v 0
 	expect "fulcrum-manage migrate --check (nothing left)" fulcrum-manage migrate --check -v 0
 	expect "fulcrum-manage check" fulcrum-manage check --fail-level WARNING -v 0
 	out=$(fulcrum-manage check --deploy 2>&1) || fail "fulcrum-manage check --deploy: $out"

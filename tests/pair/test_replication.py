@@ -10,10 +10,15 @@ looking after the primary.
   primary to asynchronous; then it completes, and so do the next ones.
 - When the standby comes back it catches up (the rows of the degraded time reach it) and
   replication is synchronous again.
+- The API on the standby's database (a joined appliance's) reads the cluster's objects with
+  the cluster's tokens, refuses every change with 503, and does not migrate; promoted, it
+  takes changes at once.
 """
 
+import json
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 import sys
@@ -27,7 +32,7 @@ import pytest
 
 from cluster.replication import read_status
 from tests.harness.pg import _as_owner, _bin
-from tests.harness.stack import API_DIR
+from tests.harness.stack import API_DIR, PYTHON
 
 AWAY_S = 5.0  # the guard's --away: how long a silent standby keeps commits waiting
 SETTLE_S = 60  # generous: how long a state change may take on a loaded machine
@@ -190,3 +195,82 @@ def test_an_acknowledged_commit_survives_the_primary(pair):
     standby.promote()
     assert standby.status().role == "primary"
     assert standby.sql("SELECT count(*), max(n) FROM applies") == [(200, 200)]
+
+
+def test_the_slot_of_a_node_that_left_is_dropped(pair):
+    primary, _standby, _home = pair
+    # The API's nodes, as the guard reads them where it watches the API's database.
+    primary.sql("CREATE TABLE cluster_node (id int PRIMARY KEY, name text)")
+    primary.sql("INSERT INTO cluster_node VALUES (1, 'lb1'), (2, 'LB-2.b')")
+    for slot in ("lb_2_b_2", "lb3_3"):
+        primary.sql("SELECT pg_create_physical_replication_slot(%s)", slot)
+    slots = "SELECT array_agg(slot_name ORDER BY slot_name) FROM pg_replication_slots"
+    wait_for(lambda: primary.sql(slots)[0][0] == ["lb_2_b_2"], "the slot of a node not in the cluster dropped")
+    primary.sql("DELETE FROM cluster_node WHERE id = 2")
+    wait_for(lambda: primary.sql(slots)[0][0] is None, "the slot of a deleted node dropped")
+    assert primary.status().state == "single"
+
+
+# What the API on a database does, from a Django test client (no server: the middleware and
+# views are the API's own), printed as JSON: [status, body] for each request.
+ASK_THE_API = """
+import json
+from django.test import Client
+api = Client(HTTP_AUTHORIZATION="Bearer %s")
+answers = []
+for method, path, body in json.loads(%r):
+    answer = getattr(api, method)(path, body, content_type="application/json") if body else getattr(api, method)(path)
+    answers.append([answer.status_code, answer.json() if answer.content else None])
+print(json.dumps(answers))
+"""
+
+
+def test_the_api_on_a_standby_reads_and_refuses_changes_until_promoted(pair):
+    primary, standby, home = pair
+    primary.sql("CREATE DATABASE fulcrum")
+
+    def manage(server, *args):
+        env = {**os.environ, "DATABASE_URL": f"postgresql://postgres@/fulcrum?host={server.run}", "FULCRUM_DEBUG": "1",
+               "FULCRUM_SECRET_KEY": secrets.token_urlsafe(50), "FULCRUM_CLUSTER_ENV": str(home / "cluster.env")}  # fmt: skip
+        done = subprocess.run([PYTHON, "manage.py", *args], cwd=API_DIR, env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def ask(server, token, *requests):
+        return json.loads(manage(server, "shell", "-c", ASK_THE_API % (token, json.dumps(requests))).splitlines()[-1])
+
+    manage(primary, "fulcrum_migrate", "-v", "0")
+    manage(primary, "fulcrum_admin", "--password-file", str(home / "admin.password"), "--reset")
+    token = manage(primary, "fulcrum_token", "admin", "--name", "replicated").strip()
+    (home / "cluster.env").write_text("FULCRUM_CLUSTER_JOINED=192.0.2.10\nFULCRUM_CLUSTER_NODE=lb2\n")
+    made = ask(primary, token, ["post", "/api/v1/pools/", {"name": "web", "algorithm": "round-robin"}])[0]
+    assert made[0] == 201, made
+    standby.clone(primary)
+    wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+
+    assert "This database is a standby" in manage(standby, "fulcrum_migrate")
+    pools, replication, created, deleted = ask(
+        standby, token, ["get", "/api/v1/pools/", None], ["get", "/api/v1/cluster/replication/", None],
+        ["post", "/api/v1/pools/", {"name": "api", "algorithm": "round-robin"}], ["delete", f"/api/v1/pools/{made[1]['id']}/", None],
+    )  # fmt: skip
+    assert pools[0] == 200 and [p["name"] for p in pools[1]["results"]] == ["web"], pools
+    assert (replication[1]["role"], replication[1]["state"]) == ("standby", "streaming"), replication
+    for refused in (created, deleted):
+        assert refused[0] == 503, refused
+        assert refused[1]["primary"] == "https://192.0.2.10/" and "read-only copy" in refused[1]["detail"], refused
+
+    # Promoted, with its own guard as every appliance runs one: the primary's list of synchronous
+    # standbys came with the copy, and the guard clears it (no standby here), else commits wait.
+    primary.stop("immediate")
+    standby.promote()
+    with open(home / "guard-standby.log", "w") as log:
+        guard = subprocess.Popen([sys.executable, "-m", "cluster.replication", "guard", "--dsn", standby.dsn,
+                                  "--away", str(AWAY_S), "--interval", "0.2"], cwd=API_DIR, stderr=log)  # fmt: skip
+    try:
+        wait_for(lambda: standby.status().synchronous_standby_names == "", "the promoted standby's guard")
+        created = ask(standby, token, ["post", "/api/v1/pools/", {"name": "api", "algorithm": "round-robin"}])[0]
+    finally:
+        guard.terminate()
+        guard.wait(10)
+    assert created[0] == 201, created

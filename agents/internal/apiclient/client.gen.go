@@ -2186,6 +2186,9 @@ type JoinResult struct {
 	// Node The node's name.
 	Node string `json:"node"`
 
+	// Replication What the node's database needs to become a standby of the primary's; null where the cluster's database does not replicate.
+	Replication *ReplicationOffer `json:"replication"`
+
 	// Token The node's agent token; shown only here.
 	Token string `json:"token"`
 
@@ -3720,6 +3723,21 @@ type Replication struct {
 	// * `disconnected` - disconnected
 	State                   ReplicationStateEnum `json:"state"`
 	SynchronousStandbyNames string               `json:"synchronous_standby_names"`
+}
+
+// ReplicationOffer defines model for ReplicationOffer.
+type ReplicationOffer struct {
+	// Password Its password; shown only here.
+	Password string `json:"password"`
+
+	// Port The primary's PostgreSQL port, on the address joined.
+	Port int `json:"port"`
+
+	// Slot The replication slot named for the new node.
+	Slot string `json:"slot"`
+
+	// User The replication role.
+	User string `json:"user"`
 }
 
 // ReplicationRoleEnum * `primary` - primary

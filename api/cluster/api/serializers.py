@@ -320,10 +320,22 @@ class JoinSerializer(StrictSerializer):
         return str(ipaddress.ip_address(value))
 
 
+class ReplicationOfferSerializer(serializers.Serializer):
+    user = serializers.CharField(help_text="The replication role.")
+    password = serializers.CharField(help_text="Its password; shown only here.")
+    port = serializers.IntegerField(help_text="The primary's PostgreSQL port, on the address joined.")
+    slot = serializers.CharField(help_text="The replication slot named for the new node.")
+
+
 class JoinResultSerializer(serializers.Serializer):
     node = serializers.CharField(help_text="The node's name.")
     token = serializers.CharField(help_text="The node's agent token; shown only here.")
     version = serializers.CharField(help_text="The cluster's Fulcrum version.")
+    replication = ReplicationOfferSerializer(
+        allow_null=True,
+        help_text="What the node's database needs to become a standby of the primary's; null where "
+        "the cluster's database does not replicate.",
+    )
 
 
 class MembershipSerializer(serializers.Serializer):

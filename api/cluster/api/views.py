@@ -309,7 +309,10 @@ class JoinRedeemView(JoinView):
             AuditAction.APPLIANCE_JOIN, request=request, actor_name=actor, obj=node, status_code=201,
             changes={"name": node.name, "address": node.address, "version": wanted["version"]},
         )  # fmt: skip
-        body = {"node": node.name, "token": token, "version": settings.FULCRUM_VERSION}
+        body = {
+            "node": node.name, "token": token, "version": settings.FULCRUM_VERSION,
+            "replication": join.replication_offer(node),
+        }  # fmt: skip
         return Response(serializers.JoinResultSerializer(body).data, status=status.HTTP_201_CREATED)
 
 

@@ -127,6 +127,22 @@ class JoinTest(APITestCase):
         code = made["code"].replace("-", "")
         for logged in AuditEntry.objects.all():
             self.assertNotIn(code[4:], json.dumps([logged.changes, logged.body, logged.detail]))
+        # No replication secret here (a development database): nothing to offer.
+        self.assertIsNone(answer.data["replication"])
+
+    def test_the_join_offers_the_replication_password_and_a_slot_of_its_own(self):
+        secret = "S" * 43
+        with tempfile.NamedTemporaryFile("w", suffix=".secret") as f:
+            f.write(secret + "\n")
+            f.flush()
+            with self.settings(FULCRUM_REPLICATION_SECRET=f.name):
+                answer = self.ask(self.make_code()["code"], name="LB-2.b")
+        self.assertEqual(answer.status_code, 201, answer.data)
+        node = Node.objects.get(name="LB-2.b")
+        offer = {"user": "fulcrum_replication", "password": secret, "port": 5432, "slot": f"lb_2_b_{node.pk}"}
+        self.assertEqual(answer.data["replication"], offer)
+        for logged in AuditEntry.objects.all():
+            self.assertNotIn(secret, json.dumps([logged.changes, logged.body, logged.detail]))
 
     def test_refusals_change_nothing_and_say_why(self):
         made = self.make_code()

@@ -37,11 +37,14 @@ if "fulcrum_join" in sys.argv:  # as cluster/management/commands/fulcrum_join.py
         print("CommandError: join refused: the cluster refused the join: Wrong join code.", file=sys.stderr)
         sys.exit(1)
     name = sys.argv[sys.argv.index("--name") + 1]
-    print(json.dumps({{"node": name, "token": {token!r}, "version": "1.0", "certificate": {certificate!r}}}))
+    print(json.dumps({{"node": name, "token": {token!r}, "version": "1.0", "certificate": {certificate!r},
+                      "replication": {{"user": "fulcrum_replication", "password": {secret!r}, "port": 5432,
+                                      "slot": name + "_2"}}}}))
 """
 GOOD_CODE = "K7QM-W2XD-9HRT-5BNP-3CAZ"
 TOKEN = "T" * 43
 CERTIFICATE = "-----BEGIN CERTIFICATE-----\nMIIBcluster\n-----END CERTIFICATE-----\n"
+REPLICATION_SECRET = "R" * 43
 
 
 @pytest.fixture
@@ -66,10 +69,10 @@ def commands(tmp_path):
     bin_dir, log = tmp_path / "bin", tmp_path / "commands.log"
     bin_dir.mkdir()
     log.touch()
-    for name in ("chpasswd", "fulcrum-manage", "fulcrum-api-init", "systemctl", "networkctl"):
+    for name in ("chpasswd", "fulcrum-manage", "fulcrum-api-init", "fulcrum-standby-init", "systemctl", "networkctl"):
         path = bin_dir / name
-        path.write_text(FAKE_COMMAND.format(python=sys.executable, log=str(log), refused=REFUSED,
-                                            good_code=GOOD_CODE, token=TOKEN, certificate=CERTIFICATE))  # fmt: skip
+        path.write_text(FAKE_COMMAND.format(python=sys.executable, log=str(log), refused=REFUSED, good_code=GOOD_CODE,
+                                            token=TOKEN, certificate=CERTIFICATE, secret=REPLICATION_SECRET))  # fmt: skip
         path.chmod(0o755)
 
     def recorded():
@@ -353,6 +356,12 @@ def test_join_a_cluster_a_refused_code_is_asked_again(root, commands):
     api = [line for line in (root / fs.AGENT_API_ENV).read_text().splitlines() if not line.startswith("#")]
     assert api == ["FULCRUM_API=https://10.0.2.15", f"FULCRUM_API_PIN=/{fs.CLUSTER_CERT}"]
     assert "FULCRUM_CLUSTER_NODE=lb2" in (root / fs.CLUSTER_ENV).read_text()
+    # Its database becomes a standby of the primary's, with the password and slot the join brought.
+    assert (root / fs.REPLICATION_SECRET).read_text() == REPLICATION_SECRET + "\n"
+    assert stat.S_IMODE((root / fs.REPLICATION_SECRET).stat().st_mode) == 0o640
+    standby = [c["argv"] for c in ran if c["argv"][0] == "fulcrum-standby-init"]
+    assert standby == [["fulcrum-standby-init", "10.0.2.15", "5432", "lb2_2", "lb2"]]
+    assert ran.index(next(c for c in ran if c["argv"][0] == "fulcrum-standby-init")) > ran.index(joins[-1])
     for secret in (GOOD_CODE.lower(), PASSWORD):
         assert not any(secret in text for text in every_written_file(root).values())
 

@@ -6,8 +6,12 @@ the image as shipped. The guest gets
 
 - its serial console on a Unix socket (driven with pexpect: the first-boot setup) and in
   ``serial.log``,
-- user-mode networking with the management address 10.0.2.15/24 (``address``; gateway
-  10.0.2.2, DNS 10.0.2.3) and host ports forwarded to its SSH (22), HTTP (80) and HTTPS (443),
+- its management NIC on the management segment (``Segment``): a bridge in a network namespace
+  the tests make, shared by every appliance of the run, which the host reaches as the
+  gateway 10.0.2.2 through a veth pair. The first appliance's address is 10.0.2.15/24; the
+  tests reach SSH, the console and the API there, and the appliances reach each other
+  directly, as two appliances on one management network do (the join, the replicated
+  database),
 - a seed disk (label FULCRUM-SEED) carrying ``root_authorized_keys``: a key the tests made,
   so that they can build namespaces and send traffic inside the guest. The first appliance's
   setup answers are typed on the serial console, as an operator would; a second one's come
@@ -32,29 +36,59 @@ MGMT = "10.0.2.15"
 PREFIX = 24
 GATEWAY = "10.0.2.2"
 DNS = "10.0.2.3"
-MAC = "52:54:00:f0:c0:01"  # each appliance is alone on its user network
+MAC = "52:54:00:f0:c0:01"  # the first appliance's management NIC; each has its own
+SEGMENT = "fulcrum-image-seg"  # the namespace of the management segment's bridge
+HOST_LINK = "fulcrum-seg0"  # the host's end of the segment (the gateway's address)
 SSH_OPTIONS = [
     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
     "-o", "ConnectTimeout=20", "-o", "ServerAliveInterval=15",
 ]  # fmt: skip
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def ip(*argv, check=True):
+    return subprocess.run(["ip", *argv], check=check, capture_output=True, text=True)
+
+
+class Segment:
+    """The appliances' management network: bridge ``br0`` in namespace ``SEGMENT``, the host on
+    it as ``GATEWAY`` (veth ``HOST_LINK``), each appliance's NIC a tap on the bridge
+    (``tap(name)``; QEMU runs in the namespace to open it)."""
+
+    def __init__(self, name=SEGMENT):
+        self.name = name
+
+    def create(self):
+        self.remove()
+        ip("netns", "add", self.name)
+        ip("-n", self.name, "link", "add", "br0", "type", "bridge", "forward_delay", "0")
+        ip("-n", self.name, "link", "set", "br0", "up")
+        ip("link", "add", HOST_LINK, "type", "veth", "peer", "name", "uplink", "netns", self.name)
+        ip("-n", self.name, "link", "set", "uplink", "master", "br0", "up")
+        ip("addr", "add", f"{GATEWAY}/{PREFIX}", "dev", HOST_LINK)
+        ip("link", "set", HOST_LINK, "up")
+        return self
+
+    def tap(self, name):
+        ip("-n", self.name, "tuntap", "add", "dev", name, "mode", "tap")
+        ip("-n", self.name, "link", "set", name, "master", "br0", "up")
+        return name
+
+    def remove(self):
+        ip("link", "del", HOST_LINK, check=False)
+        ip("netns", "del", self.name, check=False)
 
 
 class Appliance:
     """A Fulcrum image booted under QEMU; ``boot()``, ``setup()``, then ssh/api; ``stop()``."""
 
-    def __init__(self, image, workdir, memory_mib=3072, cpus=2, address=MGMT):
+    def __init__(self, image, workdir, segment, memory_mib=3072, cpus=2, address=MGMT, mac=MAC):
         self.image = Path(image)
-        self.address = address  # its management address, where the forwarded ports go
+        self.address = address  # its management address, on the segment
+        self.mac = mac
+        self.segment = segment
         self.workdir = Path(workdir)
         self.memory_mib = memory_mib
         self.cpus = cpus
-        self.ports = {"ssh": free_port(), "http": free_port(), "https": free_port()}
         self.qemu = None
         self.serial = None
         self._sock = None
@@ -94,15 +128,15 @@ class Appliance:
                       "-serial", "chardev:ser0"]  # fmt: skip
         else:
             serial = ["-serial", f"file:{self.workdir / 'serial.log'}"]
-        fwd = ",".join(f"hostfwd=tcp:127.0.0.1:{self.ports[name]}-{self.address}:{port}" for name, port in
-                       (("ssh", 22), ("http", 80), ("https", 443)))  # fmt: skip
+        tap = self.segment.tap(f"tap-{self.mac[-2:]}")
         argv = [
+            "ip", "netns", "exec", self.segment.name,
             "qemu-system-x86_64", "-accel", "tcg", "-m", str(self.memory_mib), "-smp", str(self.cpus),
             "-display", "none",
             "-drive", f"file={self.workdir / 'disk.qcow2'},format=qcow2,if=virtio",
             "-drive", f"file={self.workdir / 'seed.iso'},format=raw,if=virtio,readonly=on",
-            "-netdev", f"user,id=n0,net=10.0.2.0/24,{fwd}",
-            "-device", f"virtio-net-pci,netdev=n0,mac={MAC}",
+            "-netdev", f"tap,id=n0,ifname={tap},script=no,downscript=no",
+            "-device", f"virtio-net-pci,netdev=n0,mac={self.mac}",
             *serial,
             "-monitor", f"unix:{self.workdir / 'monitor.sock'},server,nowait",
         ]  # fmt: skip
@@ -143,14 +177,14 @@ class Appliance:
     # -- talking to the guest --------------------------------------------------------------
 
     def ssh_argv(self, user="root", tty=False):
-        argv = ["ssh", *SSH_OPTIONS, "-p", str(self.ports["ssh"])]
+        argv = ["ssh", *SSH_OPTIONS]
         if user == "root":
             argv += ["-i", str(self.key), "-o", "IdentitiesOnly=yes", "-o", "PasswordAuthentication=no"]
         else:
             argv += ["-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]
         if tty:
             argv.append("-tt")
-        return [*argv, f"{user}@127.0.0.1"]
+        return [*argv, f"{user}@{self.address}"]
 
     def ssh(self, command, check=True, timeout=300, input=None):
         """Run a shell command as root in the guest; return the CompletedProcess (text)."""
@@ -162,8 +196,8 @@ class Appliance:
 
     def scp(self, sources, target):
         subprocess.run(
-            ["scp", *SSH_OPTIONS, "-i", str(self.key), "-o", "IdentitiesOnly=yes", "-P", str(self.ports["ssh"]),
-             *map(str, sources), f"root@127.0.0.1:{target}"],
+            ["scp", *SSH_OPTIONS, "-i", str(self.key), "-o", "IdentitiesOnly=yes", *map(str, sources),
+             f"root@{self.address}:{target}"],
             check=True, capture_output=True, timeout=600,
         )  # fmt: skip
 
@@ -180,7 +214,7 @@ class Appliance:
 
     @property
     def url(self):
-        return f"https://127.0.0.1:{self.ports['https']}"
+        return f"https://{self.address}"
 
     def api(self, username, password):
         """An ApiClient on the console's HTTPS with a token got by signing in (as the CLI does)."""

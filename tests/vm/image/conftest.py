@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from tests.vm.image.appliance import REPO, Appliance
+from tests.vm.image.appliance import REPO, Appliance, Segment
 from tests.vm.image.setup_console import ADMIN_PASSWORD, HOSTNAME, answer_setup
 
 ARTIFACTS = REPO / "tests" / "artifacts" / "image"
@@ -67,8 +67,16 @@ def image():
 
 
 @pytest.fixture(scope="session")
-def appliance(image):
-    box = Appliance(image, ARTIFACTS / "run")
+def segment():
+    """The management network every appliance of the run is on (the host is its gateway)."""
+    made = Segment().create()
+    yield made
+    made.remove()
+
+
+@pytest.fixture(scope="session")
+def appliance(image, segment):
+    box = Appliance(image, ARTIFACTS / "run", segment)
     box.prepare()
     box.boot()
     try:

@@ -21,6 +21,8 @@ import subprocess
 import time
 
 import pexpect
+import psycopg
+import pytest
 import requests
 
 from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB, SERVERS  # noqa: F401 (the lab, in conftest.py)
@@ -103,12 +105,12 @@ def test_every_service_runs(appliance):
 def test_console_on_https_with_its_own_certificate(appliance):
     page = requests.get(f"{appliance.url}/", verify=False, timeout=60)
     assert page.status_code == 200 and '<div id="root">' in page.text
-    served = ssl.get_server_certificate(("127.0.0.1", appliance.ports["https"]))
+    served = ssl.get_server_certificate((appliance.address, 443))
     on_disk = appliance.ssh("cat /etc/fulcrum/tls/console.crt").stdout
     assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(on_disk)
     san = appliance.ssh("openssl x509 -noout -ext subjectAltName -in /etc/fulcrum/tls/console.crt").stdout
     assert appliance.hostname in san and "10.0.2.15" in san, san
-    plain = requests.get(f"http://127.0.0.1:{appliance.ports['http']}/", allow_redirects=False, timeout=60)
+    plain = requests.get(f"http://{appliance.address}/", allow_redirects=False, timeout=60)
     assert plain.status_code in (301, 308) and plain.headers["Location"].startswith("https://")
     assert "Strict-Transport-Security" in page.headers
 
@@ -123,6 +125,29 @@ def test_the_cluster_database_is_a_primary_on_its_own(appliance, services):
         "runuser -u postgres -- psql -XtAc \"SELECT pg_has_role('fulcrum', 'pg_monitor', 'MEMBER')\""
     ).stdout.strip()
     assert member == "t", member
+
+
+def test_the_cluster_database_waits_for_standbys_on_the_management_address(appliance):
+    """fulcrum-api-init set PostgreSQL up for a joining appliance's standby: on the management
+    address, TLS with the console's certificate, a replication role with a password of its own."""
+    settings = appliance.ssh(
+        "runuser -u postgres -- psql -XtA -c 'SHOW listen_addresses' -c 'SHOW ssl' -c 'SHOW wal_log_hints'"
+        " -c \"SELECT rolreplication FROM pg_roles WHERE rolname = 'fulcrum_replication'\""
+    ).stdout.split("\n")[:4]
+    assert settings == [f"localhost, {appliance.address}", "on", "on", "t"], settings
+    secret = appliance.ssh("stat -c '%U %G %a %s' /etc/fulcrum/cluster/replication.secret").stdout.split()
+    assert secret[:3] == ["root", "fulcrum", "640"] and int(secret[3]) >= 33, secret
+    served = appliance.ssh(f"openssl s_client -starttls postgres -connect {appliance.address}:5432 </dev/null 2>/dev/null"
+                           " | openssl x509 -outform PEM").stdout  # fmt: skip
+    assert served == appliance.ssh("cat /etc/fulcrum/tls/console.crt").stdout
+    # Nothing else gets in: no TLS, or another role, or a wrong password, is refused.
+    for dsn, refusal in (
+        ("user=fulcrum_replication sslmode=disable", "no pg_hba.conf entry"),
+        ("user=fulcrum sslmode=require", "no pg_hba.conf entry"),
+        ("user=fulcrum_replication password=wrong-password sslmode=require", "password authentication failed"),
+    ):  # fmt: skip
+        with pytest.raises(psycopg.OperationalError, match=refusal):
+            psycopg.connect(f"host={appliance.address} dbname=fulcrum connect_timeout=30 {dsn}").close()
 
 
 def client_get(appliance, url, count):

@@ -1,22 +1,24 @@
 """A second appliance, booted from the same image, joins the first one's cluster at its first
-boot, unattended from its seed disk, and runs the cluster's revisions.
+boot, unattended from its seed disk, runs the cluster's revisions, and its database becomes a
+synchronous standby of the first's.
 
 After test_image.py (file-name order): the first appliance is set up, its services applied.
-Each appliance is on its own QEMU user network, so the second reaches the first's console
-through the host (10.0.2.2 and the first's forwarded HTTPS port), as it would reach it across
-a router. It makes the same lab of namespaces (client, two servers) as the first, so the
-cluster's services carry traffic on it too.
+Both are on the management segment (``Segment``) and reach each other directly. The second
+makes the same lab of namespaces (client, two servers) as the first, so the cluster's
+services carry traffic on it too.
 """
 
 import pytest
 import requests
 
-from tests.vm.image.appliance import DNS, GATEWAY, MAC, MGMT, PREFIX, Appliance
+from tests.harness.stack import ApiClient
+from tests.vm.image.appliance import DNS, GATEWAY, MGMT, PREFIX, Appliance
 from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB
 from tests.vm.image.test_image import client_get
 
 JOINED = "lb-joined"
-ADDRESS = "10.0.2.16"  # on a user network of its own, but each node has its own address
+ADDRESS = "10.0.2.16"
+MAC = "52:54:00:f0:c0:02"
 PASSWORD = "Fulcrum-joined-7"
 
 
@@ -39,12 +41,12 @@ def wait_applied(appliance, api, number, what):
 
 
 @pytest.fixture(scope="module")
-def joined(image, appliance, services):
+def joined(image, segment, appliance, services):
     api = services["api"]
     made = api.post("/api/v1/join-codes/")
     assert made.status_code == 201, made.text
-    target = f"{GATEWAY}:{appliance.ports['https']}"  # the first appliance's console, through the host
-    box = Appliance(image, ARTIFACTS / "run-joined", address=ADDRESS)
+    target = MGMT  # the first appliance, on the management network
+    box = Appliance(image, ARTIFACTS / "run-joined", segment, address=ADDRESS, mac=MAC)
     box.prepare(
         setup_conf=f"interface={MAC}\naddress={ADDRESS}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
         f"admin_password={PASSWORD}\ncluster=join\njoin_address={target}\njoin_code={made.json()['code']}\n"
@@ -126,3 +128,37 @@ def test_a_change_on_the_cluster_reaches_the_joined_appliance(joined):
         assert answer.status_code == 200, answer.text
     wait_applied(box, api, answer.json()["revision"], "s2 back")
     box.wait_until(lambda: set(client_get(box, f"http://{L7_VIP}/", 6)) == {"s1", "s2"}, 60, "s2 back on the joined")
+
+
+def test_the_joined_appliances_database_is_a_synchronous_standby(appliance, joined):
+    box, api = joined["box"], joined["api"]
+
+    def synchronous():
+        state = api.get("/api/v1/cluster/replication/").json()
+        return state if state["state"] == "synchronous" else None
+
+    # The primary's commits wait for the standby, which streams through its own slot.
+    state = appliance.wait_until(synchronous, 120, "the cluster database synchronous")
+    assert state["role"] == "primary" and [s["name"] for s in state["standbys"]] == [JOINED], state
+    assert state["slots"] == [f"lb_joined_{joined['node']['id']}"], state
+    # The standby's API reads the same database, with the same tokens, and cannot change it.
+    local = ApiClient(box.url, api.headers["Authorization"].split()[1])
+    local.verify, local.trust_env = False, False
+    mine = local.get("/api/v1/cluster/replication/").json()
+    assert (mine["role"], mine["state"], mine["primary"]) == ("standby", "streaming", MGMT), mine
+    pool = api.create("/api/v1/pools/", name="replicated", algorithm="round-robin")
+    try:
+        box.wait_until(
+            lambda: "replicated" in [p["name"] for p in local.get("/api/v1/pools/").json()["results"]], 30,
+            "a pool made on the primary, on the standby",
+        )  # fmt: skip
+        refused = local.post("/api/v1/pools/", json={"name": "on-the-standby", "algorithm": "round-robin"})
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["primary"] == f"https://{MGMT}/" and "standby" in refused.json()["detail"]
+        assert local.delete(f"/api/v1/pools/{pool['id']}/").status_code == 503
+    finally:
+        assert api.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
+    assert "on-the-standby" not in [p["name"] for p in api.get("/api/v1/pools/").json()["results"]]
+    # Its schema is the primary's: the API's start did not migrate it.
+    started = box.ssh("journalctl -b -u fulcrum-api -o cat | grep -c 'This database is a standby'").stdout
+    assert int(started) >= 1, started

@@ -1973,6 +1973,8 @@ export interface components {
             token: string;
             /** @description The cluster's Fulcrum version. */
             version: string;
+            /** @description What the node's database needs to become a standby of the primary's; null where the cluster's database does not replicate. */
+            replication: components["schemas"]["ReplicationOffer"] | null;
         };
         /**
          * @description * `rsa-2048` - RSA 2048 bits
@@ -3231,6 +3233,16 @@ export interface components {
             primary: string | null;
             /** @description standby: WAL received, not replayed yet. */
             lag_bytes: number | null;
+        };
+        ReplicationOffer: {
+            /** @description The replication role. */
+            user: string;
+            /** @description Its password; shown only here. */
+            password: string;
+            /** @description The primary's PostgreSQL port, on the address joined. */
+            port: number;
+            /** @description The replication slot named for the new node. */
+            slot: string;
         };
         /**
          * @description * `primary` - primary
