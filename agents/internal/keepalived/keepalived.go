@@ -130,6 +130,9 @@ func (m *Manager) Check(ctx context.Context, dir string) error {
 			return &CheckError{Tool: "the agent", Output: err.Error()}
 		}
 	}
+	if err := makeTrackFiles(filepath.Join(dir, bundle.HAFile)); err != nil {
+		return err
+	}
 	if err := m.run(ctx, "keepalived", m.Binary, "--config-test", "--use-file", filepath.Join(dir, bundle.KeepalivedFile)); err != nil {
 		return err
 	}
@@ -141,6 +144,53 @@ func (m *Manager) Check(ctx context.Context, dir string) error {
 		return &CheckError{Tool: "the agent", Output: bundle.NftFile + " needs nft, and --nft is empty"}
 	}
 	return m.run(ctx, "nft", m.Nft, "--check", "--file", nftFile)
+}
+
+// makeTrackFiles makes the track files a candidate ha.json names, where
+// they are missing, so that keepalived --config-test can follow them: it
+// refuses a vrrp_track_file whose file does not exist (keepalived 2.3; the
+// node's first HA revision has none yet). A file made here holds "0" (in
+// service): no live configuration follows it yet, and the HA watcher's
+// Prepare writes its value before keepalived loads the set. Existing files,
+// which the live configuration follows, are left alone.
+func makeTrackFiles(haFile string) error {
+	text, err := os.ReadFile(haFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	h, err := bundle.ParseHA(string(text))
+	if err != nil {
+		return &CheckError{Tool: "the agent", Output: err.Error()}
+	}
+	for _, path := range []string{h.TrackFiles.Standby, h.TrackFiles.HAProxy} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.MkdirAll(h.RunDir, 0o700); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("track file %s: %w", path, err)
+		}
+		_, err = f.WriteString("0\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("track file %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // run runs a command through the exec prefix; a non-zero exit is a

@@ -3,6 +3,7 @@ package keepalived
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,6 +150,40 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check error = %q, want it to say keepalived rejected it", err)
 			}
 		})
+	}
+}
+
+// TestCheckMakesTheCandidatesTrackFiles: a node's first HA revision names
+// track files that do not exist yet, and keepalived 2.3's --config-test
+// refuses a vrrp_track_file without its file. Check makes the missing ones
+// "0" (in service) and leaves the ones the live set follows as they are.
+func TestCheckMakesTheCandidatesTrackFiles(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "lb1")
+	standby, haproxy := filepath.Join(run, "fulcrum_standby"), filepath.Join(run, "fulcrum_haproxy")
+	ha := fmt.Sprintf(`{"node": "lb1", "run_dir": %q, "fifo": %q, "standby": false,
+		"track_files": {"standby": %q, "haproxy": %q}, "groups": []}`, run, filepath.Join(run, "notify.fifo"), standby, haproxy)
+	files := map[string]string{bundle.KeepalivedFile: virtualServer, bundle.HAFile: ha}
+	m := New(binary(t), "nft", nil, "", t.TempDir())
+	if err := m.Check(context.Background(), writeSet(t, t.TempDir(), files)); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	for _, path := range []string{standby, haproxy} {
+		if got, err := os.ReadFile(path); err != nil || string(got) != "0\n" {
+			t.Fatalf("%s = %q, %v; want \"0\\n\"", path, got, err)
+		}
+	}
+	if info, err := os.Stat(run); err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("run dir %s: %v %v, want mode 0700", run, info, err)
+	}
+	// A file the live configuration follows keeps its value (here: in standby).
+	if err := os.WriteFile(standby, []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(context.Background(), writeSet(t, t.TempDir(), files)); err != nil {
+		t.Fatalf("Check again: %v", err)
+	}
+	if got, _ := os.ReadFile(standby); string(got) != "1\n" {
+		t.Fatalf("the live standby track file became %q", got)
 	}
 }
 
