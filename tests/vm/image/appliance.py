@@ -39,6 +39,7 @@ DNS = "10.0.2.3"
 MAC = "52:54:00:f0:c0:01"  # the first appliance's management NIC; each has its own
 SEGMENT = "fulcrum-image-seg"  # the namespace of the management segment's bridge
 HOST_LINK = "fulcrum-seg0"  # the host's end of the segment (the gateway's address)
+CLIENT = "10.0.2.50"  # a client on the segment: the bridge's own address, in its namespace
 SSH_OPTIONS = [
     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
     "-o", "ConnectTimeout=20", "-o", "ServerAliveInterval=15",
@@ -52,7 +53,8 @@ def ip(*argv, check=True):
 class Segment:
     """The appliances' management network: bridge ``br0`` in namespace ``SEGMENT``, the host on
     it as ``GATEWAY`` (veth ``HOST_LINK``), each appliance's NIC a tap on the bridge
-    (``tap(name)``; QEMU runs in the namespace to open it)."""
+    (``tap(name)``; QEMU runs in the namespace to open it). The namespace itself is a client
+    on the segment (``CLIENT``), for traffic to addresses that move between the appliances."""
 
     def __init__(self, name=SEGMENT):
         self.name = name
@@ -62,6 +64,8 @@ class Segment:
         ip("netns", "add", self.name)
         ip("-n", self.name, "link", "add", "br0", "type", "bridge", "forward_delay", "0")
         ip("-n", self.name, "link", "set", "br0", "up")
+        ip("-n", self.name, "addr", "add", f"{CLIENT}/{PREFIX}", "dev", "br0")
+        ip("-n", self.name, "link", "set", "lo", "up")
         ip("link", "add", HOST_LINK, "type", "veth", "peer", "name", "uplink", "netns", self.name)
         ip("-n", self.name, "link", "set", "uplink", "master", "br0", "up")
         ip("addr", "add", f"{GATEWAY}/{PREFIX}", "dev", HOST_LINK)
@@ -169,6 +173,15 @@ class Appliance:
             self._sock.close()
         if self.serial:
             self.serial.logfile_read.close()
+
+    def power_off(self):
+        """Pull the plug: QEMU quits at once (no shutdown, nothing flushed, no VRRP goodbye)."""
+        with socket.socket(socket.AF_UNIX) as monitor:
+            monitor.settimeout(30)
+            monitor.connect(str(self.workdir / "monitor.sock"))
+            monitor.recv(4096)  # the monitor's greeting: it reads commands from now on
+            monitor.sendall(b"quit\n")
+            self.qemu.wait(timeout=30)  # the socket stays open until QEMU has read the command
 
     def serial_log(self, tail=60):
         lines = (self.workdir / "serial.log").read_text(errors="replace").splitlines()

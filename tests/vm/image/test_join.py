@@ -1,6 +1,8 @@
 """A second appliance, booted from the same image, joins the first one's cluster at its first
 boot, unattended from its seed disk, runs the cluster's revisions, and its database becomes a
-synchronous standby of the first's.
+synchronous standby of the first's. Then the two are a VRRP pair for a VIP on the management
+segment, and the master is powered off under a client's request loop (the last test: the
+second appliance is gone after it).
 
 After test_image.py (file-name order): the first appliance is set up, its services applied.
 Both are on the management segment (``Segment``) and reach each other directly. The second
@@ -8,9 +10,13 @@ makes the same lab of namespaces (client, two servers) as the first, so the clus
 services carry traffic on it too.
 """
 
+import json
+import time
+
 import pytest
 import requests
 
+from tests.harness.requestloop import RequestLoop, longest_gap
 from tests.harness.stack import ApiClient
 from tests.vm.image.appliance import DNS, GATEWAY, MGMT, PREFIX, Appliance
 from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB
@@ -19,6 +25,8 @@ from tests.vm.image.test_image import client_get
 JOINED = "lb-joined"
 ADDRESS = "10.0.2.16"
 MAC = "52:54:00:f0:c0:02"
+FRONT_VIP = "10.0.2.100"  # on the management segment, held by the VRRP master
+ADVERT_MS = 200
 PASSWORD = "Fulcrum-joined-7"
 
 
@@ -162,3 +170,59 @@ def test_the_joined_appliances_database_is_a_synchronous_standby(appliance, join
     # Its schema is the primary's: the API's start did not migrate it.
     started = box.ssh("journalctl -b -u fulcrum-api -o cat | grep -c 'This database is a standby'").stdout
     assert int(started) >= 1, started
+
+
+def holders(appliances, address):
+    return {box.address for box in appliances if box.ssh(f"ip -o addr show to {address}/32").stdout.strip()}
+
+
+def test_the_pairs_vip_moves_when_its_master_is_powered_off(appliance, joined, segment):
+    """The data plane between the two appliances: an HA group (the joined one master) for a VIP
+    on the segment, a client there in a steady loop, and the master's plug pulled."""
+    box, api = joined["box"], joined["api"]
+    nic = appliance.ssh(f"ip -o -4 addr show to {MGMT}/32").stdout.split()[1]
+    ids = {n["name"]: n["id"] for n in api.get("/api/v1/nodes/").json()["results"]}
+    web = next(p for p in api.get("/api/v1/pools/").json()["results"] if p["name"] == "web")
+    front = api.create("/api/v1/virtual-services/", name="front", vip=FRONT_VIP, port=80, protocol="http",
+                       default_pool=web["id"])  # fmt: skip
+    group = api.create(
+        "/api/v1/ha-groups/", name="front", vrid=51, interface=nic, vips=[FRONT_VIP], vrrp_version=3,
+        advert_interval_ms=ADVERT_MS,
+        nodes=[{"node": ids[JOINED], "priority": 150}, {"node": ids[appliance.hostname], "priority": 100}],
+    )  # fmt: skip
+    try:
+        answer = api.post("/api/v1/revisions/", json={"message": "a VIP for the pair"})
+        assert answer.status_code == 201, answer.text
+        wait_applied(box, api, answer.json()["number"], "the pair's HA group")
+        box.wait_until(lambda: holders((appliance, box), FRONT_VIP) == {ADDRESS}, 60, f"{JOINED} alone holds the VIP")
+        out = segment_artifacts()
+        loop = RequestLoop(segment.name, [f"http://{FRONT_VIP}/"], out / "loop-pair.jsonl", interval_ms=50,
+                           timeout_ms=1000)  # fmt: skip
+        with loop:
+            time.sleep(3)
+            t0 = time.monotonic()
+            box.power_off()
+            appliance.wait_until(lambda: holders((appliance,), FRONT_VIP), 30, f"{appliance.hostname} takes the VIP")
+            taken = time.monotonic()
+            time.sleep(3)
+            records = loop.records()
+        before = [r for r in records if r["t"] < t0]
+        after = [r for r in records if r["t"] >= taken + 1]
+        assert before and all(r["ok"] for r in before), before[-5:]
+        assert after and all(r["ok"] for r in after), after[-5:]
+        gap = longest_gap(records, after=t0 - 0.5)
+        figures = {"gap": gap.as_dict(), "vip_taken_after_s": round(taken - t0, 3), "requests": len(records),
+                   "failed": sum(not r["ok"] for r in records), "advert_ms": ADVERT_MS}  # fmt: skip
+        (out / "pair-failover.json").write_text(json.dumps(figures, indent=1) + "\n")
+        print(f"the pair's data-plane gap when the master was powered off: {figures}")
+    finally:
+        # The joined appliance is gone: the VIP goes back to the first one's lab alone.
+        api.delete(f"/api/v1/ha-groups/{group['id']}/")
+        api.delete(f"/api/v1/virtual-services/{front['id']}/")
+        api.post("/api/v1/revisions/", json={"message": "the pair's VIP removed"})
+
+
+def segment_artifacts():
+    out = ARTIFACTS / "pair"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
