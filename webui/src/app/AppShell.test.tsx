@@ -1,9 +1,11 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { act, render, screen, within } from '@testing-library/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { createMemoryRouter, RouterProvider, useParams } from 'react-router-dom';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PageHeader } from '@/components';
+import { queryKeys } from '@/lib/queryKeys';
+import { mockApi } from '@/test/mockApi';
 import { signedInAs } from '@/test/session';
 import { AppShell } from './AppShell';
 import { syncDocumentTitle } from './pageTitle';
@@ -13,7 +15,7 @@ function Page() {
   return <PageHeader title={`Page ${rest || 'home'}`} />;
 }
 
-/** The shell around a stand-in page, so only the shell's own API call (who am I) is made. */
+/** The shell around a stand-in page, so only the shell's own API calls (who am I, is this appliance read-only) are made. */
 function renderShell(path = '/services') {
   const router = createMemoryRouter([{ element: <AppShell />, children: [{ path: '*', element: <Page /> }] }], { initialEntries: [path] });
   const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
@@ -23,7 +25,7 @@ function renderShell(path = '/services') {
       <RouterProvider router={router} />
     </QueryClientProvider>,
   );
-  return { router, user };
+  return { router, user, client };
 }
 
 const navLinks = () =>
@@ -131,6 +133,45 @@ describe('AppShell menu drawer', () => {
     expect(router.state.location.pathname).toBe('/nodes');
     expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
     expect(screen.getByRole('main')).toHaveFocus();
+  });
+});
+
+describe('AppShell read-only banner', () => {
+  const standby = { member_of: 'https://10.0.2.10/', node: 'lb2', read_only: 'standby', primary: 'https://10.0.2.10/' };
+  const banner = () => screen.queryByText('This appliance is read-only');
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('tops every page of a standby, with the way to the primary', async () => {
+    signedInAs('admin');
+    mockApi('GET', '/api/v1/cluster/', { status: 200, body: standby });
+    renderShell();
+    expect(await screen.findByText('This appliance is read-only')).toBeInTheDocument();
+    expect(within(screen.getByRole('main')).getByRole('link', { name: 'https://10.0.2.10/' })).toHaveAttribute('href', 'https://10.0.2.10/');
+  });
+
+  it('goes once the appliance takes changes again (a standby promoted)', async () => {
+    // Only the clock and the polling are faked; fetches and promises run as usual.
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    let membership: Record<string, unknown> = standby;
+    mockApi('GET', '/api/v1/cluster/', () => ({ status: 200, body: membership }));
+    signedInAs('admin');
+    renderShell();
+    expect(await screen.findByText('This appliance is read-only')).toBeInTheDocument();
+
+    membership = { ...standby, read_only: null };
+    await act(() => vi.advanceTimersByTimeAsync(15_000));
+    await waitFor(() => expect(banner()).not.toBeInTheDocument());
+  });
+
+  it('is not there on an appliance that takes changes', async () => {
+    signedInAs('admin');
+    mockApi('GET', '/api/v1/cluster/', { status: 200, body: { member_of: null, node: null, read_only: null, primary: null } });
+    const { client } = renderShell();
+    await waitFor(() => expect(client.getQueryState(queryKeys.membership)?.status).toBe('success'));
+    expect(banner()).not.toBeInTheDocument();
   });
 });
 

@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'react';
 import { NavLink, Outlet, useLocation } from 'react-router-dom';
 import { Badge, PendingChangeNotice } from '@/components';
-import { SignOutButton, usePermissions } from '@/features/auth';
+import { ReadOnlyBanner, SignOutButton, usePermissions } from '@/features/auth';
 import { PendingBanner } from '@/features/revisions';
 import { visibleNav } from './navigation';
 import { ThemeSwitch } from './ThemeSwitch';
@@ -128,6 +128,7 @@ export function AppShell() {
       {open ? <div className="drawer-backdrop" aria-hidden="true" onClick={() => close()} /> : null}
       <div className="shell-main" inert={open}>
         <main id="main" ref={main} className="content" tabIndex={-1}>
+          <ReadOnlyBanner />
           <PendingBanner />
           <PendingChangeNotice />
           <Outlet />

@@ -1,3 +1,4 @@
+export { ReadOnlyBanner } from './components/ReadOnlyBanner';
 export { RequireAuth } from './components/RequireAuth';
 export { SignInPage } from './components/SignInPage';
 export { SignOutButton } from './components/SignOutButton';

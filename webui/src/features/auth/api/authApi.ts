@@ -19,7 +19,7 @@ export async function signOut(): Promise<void> {
   await unwrap(api.POST('/api/v1/auth/logout/'));
 }
 
-/** Whether this appliance joined another's cluster, and where that cluster's console is (no sign-in needed). */
+/** Whether this appliance joined another's cluster, whether it takes changes, and where they are made (no sign-in needed). */
 export function fetchMembership(): Promise<Membership> {
   return unwrap(api.GET('/api/v1/cluster/'));
 }

@@ -1,6 +1,7 @@
 import { Navigate, useNavigate, useSearchParams } from 'react-router-dom';
 import { Alert, LoadingState } from '@/components';
 import { useCurrentUser, useMembership, useSignIn } from '../hooks/useSession';
+import { ReadOnlyBanner } from './ReadOnlyBanner';
 import { SignInForm } from './SignInForm';
 
 /** Only same-site paths are followed after sign-in (no open redirect through ?next=). */
@@ -8,11 +9,14 @@ function safeNext(next: string | null): string {
   return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
 }
 
-/** On an appliance that joined another's cluster: the cluster is managed from that console. */
+/**
+ * On an appliance that joined another's cluster: the cluster is managed from that console.
+ * A read-only appliance's banner already names where changes are made.
+ */
 function MemberOfCluster() {
   const membership = useMembership();
   const link = membership.data?.member_of;
-  if (!link) return null;
+  if (!link || membership.data?.read_only) return null;
   const node = membership.data?.node;
   return (
     <Alert tone="info" title="Part of a cluster">
@@ -40,6 +44,7 @@ export function SignInPage() {
         </div>
         <h1>Sign in</h1>
         <p className="muted">Load-balancer console</p>
+        <ReadOnlyBanner />
         <MemberOfCluster />
         <SignInForm
           onSubmit={async (values) => {

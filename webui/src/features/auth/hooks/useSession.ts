@@ -2,9 +2,19 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { queryKeys } from '@/lib/queryKeys';
 import { fetchCurrentUser, fetchMembership, signIn, signOut } from '../api/authApi';
 
-/** The cluster this appliance joined, if any: it does not change while the console is open. */
+// Whether this appliance takes changes can change while the console is open (a standby is
+// promoted, a primary fenced): asked again every 15 s, and only while the tab is shown.
+const MEMBERSHIP_POLL_MS = 15_000;
+
+/** The cluster this appliance joined, if any, whether it takes changes, and where they are made. */
 export function useMembership() {
-  return useQuery({ queryKey: queryKeys.membership, queryFn: fetchMembership, staleTime: Infinity, retry: false });
+  return useQuery({
+    queryKey: queryKeys.membership,
+    queryFn: fetchMembership,
+    staleTime: MEMBERSHIP_POLL_MS,
+    refetchInterval: MEMBERSHIP_POLL_MS,
+    retry: false,
+  });
 }
 
 export function useCurrentUser() {
