@@ -17,7 +17,10 @@ The scheme is kubeadm's bootstrap token, for a code typed at a serial console:
   its reason and changes nothing; the code stays usable until it works or expires. On
   success the code is spent and the appliance gets its node and agent token, and what its
   database needs to become a standby of this one's (``replication_offer``): the
-  replication role's password and the slot named for it.
+  replication role's password and the slot named for it; with them the cluster's management
+  VIP and the console certificate's key, for the appliance may one day hold that VIP and
+  must then serve the console the agents pinned. (The key adds no trust the database's
+  copy does not already carry: it holds every certificate's key.)
 
 The joining side is ``cluster.join_client``.
 """
@@ -192,9 +195,16 @@ def replication_offer(node):
         return None
     if not secret:
         return None
+    try:
+        with open(settings.FULCRUM_CONSOLE_KEY, encoding="ascii") as f:
+            key = f.read()
+    except OSError:
+        key = None
     return {
         "user": REPLICATION_USER,
         "password": secret,
         "port": DATABASE_PORT,
         "slot": replication.slot_name(node.pk, node.name),
+        "management_vip": settings.FULCRUM_MGMT_VIP or None,
+        "console_key": key if key and "PRIVATE KEY-----" in key else None,
     }

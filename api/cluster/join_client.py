@@ -29,7 +29,7 @@ class Joined:
     token: str
     version: str
     certificate: str  # the cluster's console certificate (PEM), now pinned
-    replication: dict | None  # cluster.join.replication_offer: user, password, port, slot
+    replication: dict | None  # cluster.join.replication_offer: user, password, port, slot, VIP, console key
 
 
 def _split(target):

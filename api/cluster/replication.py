@@ -18,8 +18,23 @@ waiting for it.
 
 Each joined node streams through a slot of its own (``slot_name``). When an operator deletes
 the node, the guard drops its slot once no standby uses it, so that the primary no longer
-keeps WAL for it nor counts it as a standby that is away. It reads the nodes from the API's
-table where it connects to the API's database; elsewhere it leaves slots alone.
+keeps WAL for it nor counts it as a standby that is away. Told which node it runs on
+(``--node``, or ``--node-file``: /etc/hostname on the appliance, read at each look, for the
+first-boot setup names the appliance after the guard started), the guard also makes the slot
+of every other node that has none: a standby promoted to primary has no slots (they are not
+copied), and the former primary, when it comes back as a standby, finds its slot waiting,
+with the WAL it needs kept from the promotion on.
+It reads the nodes from the API's table where it connects to the API's database; elsewhere it
+leaves slots alone.
+
+On a standby the guard only watches; told where (``--streaming-mark``), it touches a file
+at each look while the standby streams, so that the management VIP's keepalived promotes it
+only if it was streaming when the primary went away (appliance/api/fulcrum-management).
+
+A *fenced* primary (``default_transaction_read_only`` on: the management VIP's keepalived put
+it there when this appliance lost the master role, see appliance/api/fulcrum-management) is
+left as it is: its waiting commits must not complete without a standby, for another appliance
+may have been promoted in the meantime.
 
 Standard library and psycopg only: the guard runs as the ``postgres`` system user outside
 Django (``python3 -m cluster.replication guard``); the API reads the same status for the
@@ -29,6 +44,7 @@ console.
 import argparse
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -77,6 +93,7 @@ class Status:
     slots: list[str] = field(default_factory=list)  # standbys the primary keeps WAL for
     primary: str | None = None  # standby: the host it streams from
     lag_bytes: int | None = None  # standby: WAL it received and has not replayed yet
+    fenced: bool = False  # primary: read-only, for it lost the management role (see the module)
 
     def as_json(self):
         return asdict(self)
@@ -93,8 +110,11 @@ SELECT application_name, client_addr::text, state, sync_state,
 def read_status(conn, away=AWAY_S):
     """The status, read from ``conn`` (a superuser or pg_monitor connection)."""
     with conn.cursor() as cur:
-        cur.execute("SELECT pg_is_in_recovery(), current_setting('synchronous_standby_names')")
-        in_recovery, names = cur.fetchone()
+        cur.execute(
+            "SELECT pg_is_in_recovery(), current_setting('synchronous_standby_names'),"
+            " current_setting('default_transaction_read_only')::bool"
+        )
+        in_recovery, names, fenced = cur.fetchone()
         if in_recovery:
             cur.execute("SELECT status, sender_host FROM pg_stat_wal_receiver UNION ALL SELECT NULL, NULL LIMIT 1")
             receiver, sender = cur.fetchone()
@@ -114,7 +134,7 @@ def read_status(conn, away=AWAY_S):
         state = "degraded"
     else:
         state = "single"
-    return Status("primary", state, names, standbys, slots)
+    return Status("primary", state, names, standbys, slots, fenced=fenced)
 
 
 def slot_name(node_id, node_name):
@@ -136,13 +156,40 @@ def stale_slots(conn):
         return sorted(name for (name,) in cur.fetchall() if name not in kept)
 
 
+def missing_slots(conn, node):
+    """The slots of the cluster's nodes other than ``node`` (this appliance's name) that the
+    primary behind ``conn`` lacks; none where ``conn``'s database has no nodes table."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
+        if not cur.fetchone()[0]:
+            return []
+        cur.execute(f"SELECT id, name FROM {NODES} WHERE name <> %s", (node,))
+        wanted = {slot_name(node_id, name) for node_id, name in cur.fetchall()}
+        cur.execute("SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical'")
+        return sorted(wanted - {name for (name,) in cur.fetchall()})
+
+
 class Guard:
     """Keeps ``synchronous_standby_names`` set while a standby keeps up, clear otherwise."""
 
-    def __init__(self, away=AWAY_S, clock=time.monotonic):
+    def __init__(self, away=AWAY_S, clock=time.monotonic, node=None, node_file=None, streaming_mark=None):
         self.away = away
+        self.streaming_mark = streaming_mark  # touched at each look while this standby streams
         self.clock = clock
+        self.node = node  # this appliance's node name: the guard makes the others' slots
+        self.node_file = node_file  # ... or the file that names it (its first word, short)
         self.last_kept_up = None  # when a standby keeping up last answered
+
+    def this_node(self):
+        """This appliance's node name, if the guard was told how to know it."""
+        if self.node_file:
+            try:
+                with open(self.node_file, encoding="utf-8") as f:
+                    words = f.read().split()
+            except OSError:
+                return None
+            return words[0].split(".")[0] if words else None
+        return self.node
 
     def wanted(self, standbys):
         """The list the primary should have now, given its connected ``standbys``."""
@@ -160,10 +207,21 @@ class Guard:
         status = read_status(conn, self.away)
         if status.role != "primary":
             self.last_kept_up = None
+            if self.streaming_mark and status.state == "streaming":
+                with open(self.streaming_mark, "a"):
+                    os.utime(self.streaming_mark)
             return status
         for slot in stale_slots(conn):
             conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
             log.info("dropped the replication slot %s: its node left the cluster", slot)
+        node = self.this_node()
+        if node and not status.fenced:
+            for slot in missing_slots(conn, node):
+                # WAL kept from now on: the node streams from here when it comes (back).
+                conn.execute("SELECT pg_create_physical_replication_slot(%s, true)", (slot,))
+                log.info("made the replication slot %s for a node of the cluster", slot)
+        if status.fenced:
+            return status  # its commits wait for a standby until the fence is lifted or it rejoins
         wanted = self.wanted(status.standbys)
         log.debug(
             "standbys %s; synchronous_standby_names %r -> %r", status.standbys, status.synchronous_standby_names, wanted
@@ -203,6 +261,9 @@ def main(argv=None):
     parser.add_argument("action", choices=["guard", "status"])
     parser.add_argument("--dsn", default="host=/run/postgresql dbname=postgres", help="libpq connection string")
     parser.add_argument("--away", type=float, default=AWAY_S, help="seconds a standby may stay silent (default 10)")
+    parser.add_argument("--node", help="this appliance's node name: make the slots of the cluster's other nodes")
+    parser.add_argument("--node-file", help="a file naming this appliance's node (its short host name), read each time")
+    parser.add_argument("--streaming-mark", help="a file touched at each look while this standby streams")
     parser.add_argument("--interval", type=float, default=INTERVAL_S, help=argparse.SUPPRESS)
     parser.add_argument("--verbose", action="store_true", help="log every look at the primary")
     args = parser.parse_args(argv)
@@ -217,7 +278,9 @@ def main(argv=None):
         with psycopg.connect(args.dsn, autocommit=True, connect_timeout=5) as conn:
             print(json.dumps(read_status(conn, args.away).as_json(), indent=2))
         return 0
-    Guard(args.away).run(args.dsn, args.interval)
+    Guard(args.away, node=args.node, node_file=args.node_file, streaming_mark=args.streaming_mark).run(
+        args.dsn, args.interval
+    )
     return 0
 
 

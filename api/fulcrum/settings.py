@@ -27,6 +27,12 @@ FULCRUM_CLUSTER_ENV    where the first-boot setup records the cluster this appli
 FULCRUM_REPLICATION_SECRET the cluster database's replication password, which a joining
                        appliance gets (default /etc/fulcrum/cluster/replication.secret, made
                        by fulcrum-api-init; absent where the database does not replicate)
+FULCRUM_CONSOLE_KEY    the console's private key as the API may read it, which a joining
+                       appliance gets to serve the same console at the management VIP (default
+                       /etc/fulcrum/cluster/console.key, copied there by fulcrum-api-init)
+FULCRUM_MGMT_VIP       the cluster's management VIP (an address), from management.env; empty:
+                       none, each appliance is managed at its own address
+FULCRUM_MGMT_VRID      its VRRP instance (default 250), which no HA group may take
 """
 
 import os
@@ -92,6 +98,10 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"postgresql://fulcrum@/fulcrum?host={_PRIVATE_PG}"),
         conn_max_age=60,
+        # A kept connection is checked before each request reuses it: after PostgreSQL
+        # restarted (a switchover, new replication settings) a request reconnects instead of
+        # failing with the dead connection.
+        conn_health_checks=True,
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -160,6 +170,11 @@ FULCRUM_CONSOLE_CERT = os.environ.get("FULCRUM_CONSOLE_CERT", "/etc/fulcrum/tls/
 FULCRUM_JOIN_MAX_SKEW_S = int(os.environ.get("FULCRUM_JOIN_MAX_SKEW_S", "60"))
 FULCRUM_CLUSTER_ENV = os.environ.get("FULCRUM_CLUSTER_ENV", "/etc/fulcrum/cluster.env")
 FULCRUM_REPLICATION_SECRET = os.environ.get("FULCRUM_REPLICATION_SECRET", "/etc/fulcrum/cluster/replication.secret")
+FULCRUM_CONSOLE_KEY = os.environ.get("FULCRUM_CONSOLE_KEY", "/etc/fulcrum/cluster/console.key")
+FULCRUM_MGMT_VIP = os.environ.get("FULCRUM_MGMT_VIP", "")
+if FULCRUM_MGMT_VIP and not re.fullmatch(r"[0-9A-Fa-f.:]{2,45}", FULCRUM_MGMT_VIP):
+    raise RuntimeError(f"FULCRUM_MGMT_VIP must be an address: {FULCRUM_MGMT_VIP!r}")
+FULCRUM_MGMT_VRID = int(os.environ.get("FULCRUM_MGMT_VRID", "250"))  # as fulcrum-management's default
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
 # recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
 FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))

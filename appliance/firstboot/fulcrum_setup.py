@@ -2,21 +2,22 @@
 """fulcrum-setup: the appliance's first-boot text setup on the console.
 
 Asks for the management interface, address, gateway, DNS servers, hostname, whether to start
-a new cluster or join one (then an appliance of that cluster and a join code) and the admin
-password (every answer validated, bad ones asked again; a summary to confirm), then applies
-them: the console admin's password (Django, through fulcrum-manage; a new cluster only), the
-Unix ``admin`` password (chpasswd), a systemd-networkd file for the interface,
-/etc/resolv.conf, /etc/hostname, /etc/hosts, the nginx listen address of the console,
-/etc/fulcrum/management.env (read by fulcrum-firstboot), when joining the join itself
-(``fulcrum-manage fulcrum_join``: the node's agent token, the cluster's pinned certificate and
-the agent's /etc/fulcrum/agent/api.env), and /var/lib/fulcrum/setup.done, after which it never
-runs again.
+a new cluster (then its management VIP, optional) or join one (then an appliance of that
+cluster and a join code) and the admin password (every answer validated, bad ones asked
+again; a summary to confirm), then applies them: the console admin's password (Django,
+through fulcrum-manage; a new cluster only), the Unix ``admin`` password (chpasswd), a
+systemd-networkd file for the interface, /etc/resolv.conf, /etc/hostname, /etc/hosts, the
+nginx listen addresses of the console (with the management VIP), /etc/fulcrum/management.env
+(read by fulcrum-firstboot and fulcrum-management), when joining the join itself
+(``fulcrum-manage fulcrum_join``: the node's agent token, the cluster's pinned certificate,
+and with a management VIP the cluster's console key; the agent's /etc/fulcrum/agent/api.env),
+and /var/lib/fulcrum/setup.done, after which it never runs again.
 
 Answers may be seeded from a disk labelled FULCRUM-SEED (iso9660 or vfat) holding setup.conf
-(key=value lines: interface, address, gateway, dns, hostname, admin_password; cluster=new or
-join, with join_address and join_code) and optionally root_authorized_keys. A seeded answer
-is checked like a typed one; a missing or refused one is asked for. With a complete seed the
-setup runs unattended.
+(key=value lines: interface, address, gateway, dns, hostname, admin_password; cluster=new,
+with management_vip (optional), or join, with join_address and join_code) and optionally
+root_authorized_keys. A seeded answer is checked like a typed one; a missing or refused one
+is asked for. With a complete seed the setup runs unattended.
 
 systemd runs one copy per console (fulcrum-setup@tty1, fulcrum-setup@ttyS0): the first to
 finish applies its answers under a lock; the other sees setup.done and stops.
@@ -51,9 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SEED_LABEL = "FULCRUM-SEED"
-SEED_KEYS = ("interface", "address", "gateway", "dns", "hostname", "cluster", "join_address", "join_code",
-             "admin_password")  # fmt: skip
+SEED_KEYS = ("interface", "address", "gateway", "dns", "hostname", "cluster", "management_vip", "join_address",
+             "join_code", "admin_password")  # fmt: skip
 JOIN_KEYS = ("join_address", "join_code")  # asked only when joining
+NEW_KEYS = ("management_vip",)  # asked only for a new cluster (a joining appliance gets the cluster's)
 SEED_MAX_BYTES = 64 * 1024
 MIN_PASSWORD = 10  # the API's AUTH_PASSWORD_VALIDATORS minimum
 MAX_PASSWORD = 128
@@ -85,6 +87,10 @@ NODE_TOKEN = "etc/fulcrum/agent/node.token"
 AGENT_API_ENV = "etc/fulcrum/agent/api.env"
 CLUSTER_CERT = "etc/fulcrum/cluster/console.crt"
 CLUSTER_ENV = "etc/fulcrum/cluster.env"
+# The console's certificate and key: made at first boot on a new cluster's first appliance, the
+# cluster's own on one that joins (every appliance serves the same console at the management VIP).
+CONSOLE_CERT = "etc/fulcrum/tls/console.crt"
+CONSOLE_KEY = "etc/fulcrum/tls/console.key"
 # The cluster database's replication password (0640 root:fulcrum): fulcrum-standby-init reads
 # it, and the API hands it on should this appliance become the primary.
 REPLICATION_SECRET = "etc/fulcrum/cluster/replication.secret"
@@ -202,17 +208,23 @@ def network_or_broadcast(ip, network):
     return ip.version == 4 and network.prefixlen <= 30 and ip in (network.network_address, network.broadcast_address)
 
 
+def same_family(text, address, what, hint=""):
+    """An IP address of the management address's family; ``what`` names it in the refusal."""
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        raise Invalid(f"{text!r} is not an IP address{hint}") from None
+    if ip.version != address.version:
+        raise Invalid(f"the {what} must be an IPv{address.version} address, like the management address")
+    return ip
+
+
 def parse_gateway(text, address):
     """Optional: an address of the same family inside the management subnet (IPv6: or link-local)."""
     text = text.strip()
     if not text:
         return None
-    try:
-        gateway = ipaddress.ip_address(text)
-    except ValueError:
-        raise Invalid(f"{text!r} is not an IP address") from None
-    if gateway.version != address.version:
-        raise Invalid(f"the gateway must be an IPv{address.version} address, like the management address")
+    gateway = same_family(text, address, "gateway")
     if gateway == address.ip:
         raise Invalid("the gateway cannot be the management address itself")
     network = address.network
@@ -223,6 +235,21 @@ def parse_gateway(text, address):
     if gateway.version == 6 and gateway.is_link_local:
         return gateway
     raise Invalid(f"{gateway} is outside the management subnet {network}")
+
+
+def parse_management_vip(text, address, gateway=None):
+    """Optional: the cluster's management VIP, an unused address of the management subnet that
+    the console, the API and the agents use, and which the appliance with the writable database
+    holds. Empty: none (each appliance is managed at its own address)."""
+    text = text.strip()
+    if not text:
+        return ""
+    vip = same_family(text, address, "management VIP", " (no prefix length: the management subnet's is used)")
+    if vip not in address.network or network_or_broadcast(vip, address.network):
+        raise Invalid(f"{vip} is not a host address of the management subnet {address.network}")
+    if vip == address.ip or vip == gateway:
+        raise Invalid(f"{vip} is already used here (the {'management address' if vip == address.ip else 'gateway'})")
+    return vip
 
 
 def parse_dns(text):
@@ -351,6 +378,7 @@ class Answers:
     dns: list | None = None
     hostname: str | None = None
     cluster: str | None = None  # "new" or "join"
+    management_vip: object = None  # an address; "" for none (None: not answered yet)
     join_address: str | None = None
     join_code: str | None = None  # like the password: never written to a file
     admin_password: str | None = None
@@ -366,6 +394,8 @@ class Answers:
         ]
         if self.cluster == "join":
             lines.append(("Join code", "(set)"))
+        else:
+            lines.append(("Management VIP", str(self.management_vip) if self.management_vip else "(none)"))
         return lines + [("Admin password", "(set)")]
 
 
@@ -562,6 +592,7 @@ PROMPTS = {
     "dns": "DNS servers (comma-separated, empty for none){default}: ",
     "hostname": "Hostname (e.g. lb1 or lb1.example.com){default}: ",
     "cluster": "Start a new cluster or join one? (new/join){default}: ",
+    "management_vip": "Management VIP, an unused address the pair is managed at (empty for none){default}: ",
     "join_address": "An appliance of the cluster (address or name){default}: ",
     "join_code": "Join code (Nodes → Add an appliance on the cluster){default}: ",
 }
@@ -590,6 +621,8 @@ class Setup:
             return parse_hostname(text)
         if key == "cluster":
             return parse_cluster(text)
+        if key == "management_vip":
+            return parse_management_vip(text, answers.address, answers.gateway)
         if key == "join_address":
             return parse_join_address(text)
         if key == "join_code":
@@ -624,6 +657,19 @@ class Setup:
             if key in JOIN_KEYS and answers.cluster != "join":
                 if key in seed.values:
                     self.console.say(f"  seed: {key} is only for cluster=join; ignored.")
+                continue
+            if key in NEW_KEYS and answers.cluster != "new":
+                if key in seed.values:
+                    self.console.say(
+                        f"  seed: {key} is only for cluster=new (a joining appliance gets the cluster's); ignored."
+                    )
+                continue
+            if key == "management_vip" and key not in seed.values:
+                answers.management_vip = ""  # optional: a seed without it means none
+                continue
+            if key == "management_vip" and answers.address is None:
+                self.console.say("  seed: management_vip not checked (the address was refused); asking for it.")
+                complete = False
                 continue
             if key not in seed.values:
                 self.console.say(f"  seed: no {key}; asking for it.")
@@ -683,6 +729,9 @@ class Setup:
         for key in PROMPTS:
             if key in JOIN_KEYS and answers.cluster != "join":
                 setattr(answers, key, None)
+                continue
+            if key in NEW_KEYS and answers.cluster != "new":
+                setattr(answers, key, "")
                 continue
             if previous is not None or getattr(answers, key) is None:
                 before = getattr(previous, key) if previous is not None else None
@@ -822,15 +871,42 @@ class Applier:
         if not isinstance(replication, dict):
             raise JoinRefused("the cluster's database does not replicate: join an appliance installed from the image")
         api = answers.join_address
+        vip, key = self.management(answers, replication)
         (self.root / NODE_TOKEN).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_file(self.root / NODE_TOKEN, token + "\n", 0o600)
         write_file(self.root / CLUSTER_CERT, certificate, 0o644)
-        write_file(self.root / AGENT_API_ENV, HEADER.format(done="/" + SETUP_DONE)
-                   + f"FULCRUM_API=https://{api}\nFULCRUM_API_PIN=/{CLUSTER_CERT}\n", 0o644)  # fmt: skip
+        if vip:
+            # The cluster's console, served here too once this appliance holds the VIP.
+            write_file(self.root / CONSOLE_CERT, certificate, 0o644)
+            write_file(self.root / CONSOLE_KEY, key, 0o600)
+            answers.management_vip = vip
+            self.write_files(answers, [])  # the VIP: console, firewall, management.env, the agent's API
+            self.reload_firewall()
+        else:
+            write_file(self.root / AGENT_API_ENV, HEADER.format(done="/" + SETUP_DONE)
+                       + f"FULCRUM_API=https://{api}\nFULCRUM_API_PIN=/{CLUSTER_CERT}\n", 0o644)  # fmt: skip
         write_file(self.root / CLUSTER_ENV, HEADER.format(done="/" + SETUP_DONE)
                    + f"FULCRUM_CLUSTER_JOINED={api}\nFULCRUM_CLUSTER_NODE={node}\n", 0o644)  # fmt: skip
         self.say(f"Joined: this appliance is node {node} of the cluster of {api}.")
-        self.replicate(join_host(api), replication, node)
+        # Through the VIP when there is one: the standby then follows whichever appliance holds it.
+        self.replicate(str(vip) if vip else join_host(api), replication, node)
+
+    def management(self, answers, offer):
+        """The cluster's management VIP and console key from the join's offer: (None, None) when
+        the cluster has no VIP. Raises JoinRefused when the VIP cannot be this appliance's."""
+        vip = offer.get("management_vip") if isinstance(offer, dict) else None
+        if not vip:
+            return None, None
+        try:
+            vip = parse_management_vip(str(vip), answers.address)
+        except Invalid as err:
+            raise JoinRefused(f"the cluster's management VIP cannot be held here: {err}") from None
+        key = offer.get("console_key")
+        if not isinstance(key, str) or not re.fullmatch(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END [A-Z ]*PRIVATE KEY-----\n?", key
+        ):
+            raise CommandFailed("fulcrum_join printed no console key with the management VIP")
+        return vip, key
 
     def replicate(self, host, offer, node):
         """Make the database a standby of the primary's at ``host`` (fulcrum-standby-init)."""
@@ -907,26 +983,41 @@ def render_files(answers):
     """{relative path: (content, mode)} of every file the answers make. Only checked values
     (addresses, a validated host name and interface) reach them."""
     short = answers.hostname.split(".")[0]
-    ip, address = answers.address.ip, answers.address
-    host_ip = f"[{ip}]" if ip.version == 6 else str(ip)
+    ip, address, vip = answers.address.ip, answers.address, answers.management_vip
+    # The console answers on the management address, and on the VIP (bound while another
+    # appliance holds it: ip_nonlocal_bind) so that it serves it once this one does.
+    hosts = [f"[{a}]" if a.version == 6 else str(a) for a in ([ip, vip] if vip else [ip])]
     done = "/" + SETUP_DONE
-    return {
+    files = {
         NETWORK_FILE: (render_network(answers), 0o644),
         RESOLV_CONF: (render_resolv(answers), 0o644),
         HOSTNAME_FILE: (short + "\n", 0o644),  # Debian's way: the short name; /etc/hosts gives the FQDN
         HOSTS_FILE: (render_hosts(answers, short), 0o644),
-        NGINX_LISTEN["https"]: (HEADER.format(done=done) + f"listen {host_ip}:443 ssl;\n", 0o644),
-        NGINX_LISTEN["http"]: (HEADER.format(done=done) + f"listen {host_ip}:80;\n", 0o644),
+        NGINX_LISTEN["https"]: (HEADER.format(done=done) + "".join(f"listen {h}:443 ssl;\n" for h in hosts), 0o644),
+        NGINX_LISTEN["http"]: (HEADER.format(done=done) + "".join(f"listen {h}:80;\n" for h in hosts), 0o644),
         MANAGEMENT_NFT: (render_management_nft(answers), 0o644),
         MANAGEMENT_ENV: (
             HEADER.format(done=done)
             + f"FULCRUM_MGMT_INTERFACE={answers.interface.name}\n"
             + f"FULCRUM_MGMT_ADDRESS={ip}\n"
             + f"FULCRUM_MGMT_PREFIX={address.network.prefixlen}\n"
-            + f"FULCRUM_HOSTNAME={answers.hostname}\n",
+            + f"FULCRUM_HOSTNAME={answers.hostname}\n"
+            # The management VIP (appliance/api/fulcrum-management), and its witness: the
+            # gateway, which an appliance must reach to hold the VIP.
+            + (f"FULCRUM_MGMT_VIP={vip}\n" if vip else "")
+            + (f"FULCRUM_MGMT_WITNESS={answers.gateway}\n" if vip and answers.gateway else ""),
             0o644,
         ),
     }
+    if vip:
+        # Every agent uses the cluster's API at the VIP, which ever appliance holds it: the
+        # same console certificate on each (the join hands it over), pinned.
+        pin = CLUSTER_CERT if answers.cluster == "join" else CONSOLE_CERT
+        files[AGENT_API_ENV] = (
+            HEADER.format(done=done) + f"FULCRUM_API=https://{hosts[1]}\nFULCRUM_API_PIN=/{pin}\n",
+            0o644,
+        )
+    return files
 
 
 def render_network(answers):
@@ -951,10 +1042,11 @@ def render_network(answers):
 def render_management_nft(answers):
     """The management set of the firewall baseline: SSH and the console on this address only."""
     family = "management6" if answers.address.ip.version == 6 else "management4"
+    addresses = ", ".join(str(a) for a in (answers.address.ip, answers.management_vip) if a)
     return (
         HEADER.format(done="/" + SETUP_DONE)
         + f"flush set inet fulcrum_firewall {family}\n"
-        + f"add element inet fulcrum_firewall {family} {{ {answers.address.ip} }}\n"
+        + f"add element inet fulcrum_firewall {family} {{ {addresses} }}\n"
     )
 
 

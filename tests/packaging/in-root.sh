@@ -49,7 +49,8 @@ expect() {
 check_files() {
 	local path
 	for path in /usr/sbin/fulcrum-agent /usr/bin/fulcrum /usr/bin/fulcrum-loadd /usr/sbin/fulcrum-manage \
-		/usr/lib/fulcrum/bin/fulcrum-api-init; do
+		/usr/lib/fulcrum/bin/fulcrum-api-init /usr/lib/fulcrum/bin/fulcrum-standby-init \
+		/usr/lib/fulcrum/bin/fulcrum-management; do
 		[[ -f $path && -x $path ]] || fail "$path is not an installed program"
 	done
 	for path in /usr/lib/fulcrum/api/manage.py /usr/lib/fulcrum/api/fulcrum/settings.py \
@@ -57,7 +58,8 @@ check_files() {
 		/usr/lib/fulcrum/python/gunicorn/__init__.py /usr/share/fulcrum/console/index.html \
 		/usr/share/fulcrum/console/index.html.gz /usr/share/fulcrum/static/rest_framework \
 		/usr/share/fulcrum/static/drf_spectacular_sidecar /etc/default/fulcrum-agent /etc/default/fulcrum-loadd \
-		"$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication}.service \
+		"$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication,management}.service \
+		"$UNIT_DIR"/postgresql@.service.d/fulcrum-fence.conf \
 		/usr/lib/sysusers.d/fulcrum-api.conf /usr/lib/tmpfiles.d/fulcrum-api.conf; do
 		[[ -e $path ]] || fail "$path is missing"
 	done
@@ -120,15 +122,16 @@ unit_state() {
 check_units() {
 	local unit want
 	for unit in fulcrum-api.service:enabled fulcrum-replication.service:enabled \
-		fulcrum-agent.service:enabled fulcrum-loadd.service:disabled \
+		fulcrum-management.service:enabled fulcrum-agent.service:enabled fulcrum-loadd.service:disabled \
 		haproxy.service:disabled keepalived.service:disabled; do
 		want=${unit#*:} unit=${unit%:*}
 		[[ $(unit_state "$unit") == "$want" ]] || fail "$unit is $(unit_state "$unit"), not $want"
 	done
-	pass "enabled: fulcrum-api, fulcrum-replication, fulcrum-agent; disabled: fulcrum-loadd, haproxy, keepalived"
+	pass "enabled: fulcrum-api, fulcrum-replication, fulcrum-management, fulcrum-agent; disabled: fulcrum-loadd, haproxy, keepalived"
 	# fulcrum-firewall.service (After= of the agent) belongs to fulcrum-appliance.
 	local out
-	out=$(systemd-analyze verify --man=no "$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication}.service \
+	out=$(systemd-analyze verify --man=no "$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication,management}.service \
+		"$UNIT_DIR"/postgresql@.service.d/fulcrum-fence.conf \
 		2>&1) || fail "systemd-analyze verify: $out"
 	[[ -z $out ]] || fail "systemd-analyze verify complains: $out"
 	pass "systemd-analyze verify: the five units are clean"

@@ -211,6 +211,73 @@ def test_the_slot_of_a_node_that_left_is_dropped(pair):
     assert primary.status().state == "single"
 
 
+def guard(server, home, *args):
+    """Another guard on ``server`` (the fixture's has no --node), logging to home."""
+    log = open(home / f"guard-{server.name}-{len(list(home.glob('guard-*')))}.log", "w")  # noqa: SIM115 - the child's
+    return subprocess.Popen([sys.executable, "-m", "cluster.replication", "guard", "--dsn", server.dsn,
+                             "--away", str(AWAY_S), "--interval", "0.2", *args], cwd=API_DIR, stderr=log)  # fmt: skip
+
+
+def test_the_primary_keeps_a_slot_for_every_other_node(pair):
+    primary, _standby, home = pair
+    primary.sql("CREATE TABLE cluster_node (id int PRIMARY KEY, name text)")
+    primary.sql("INSERT INTO cluster_node VALUES (1, 'lb1'), (2, 'lb2')")
+    (home / "hostname").write_text("lb1.example.com\n")  # as /etc/hostname names the appliance
+    told = guard(primary, home, "--node-file", str(home / "hostname"))
+    try:
+        slots = "SELECT array_agg(slot_name ORDER BY slot_name) FROM pg_replication_slots"
+        wait_for(lambda: primary.sql(slots)[0][0] == ["lb2_2"], "the other node's slot made")
+        # Made with its WAL reserved from now on, so that the node finds what it lacks.
+        assert primary.sql("SELECT restart_lsn IS NOT NULL FROM pg_replication_slots") == [(True,)]
+        assert primary.status().state == "degraded"  # a node of the cluster is away
+        primary.sql("INSERT INTO cluster_node VALUES (3, 'lb3')")
+        wait_for(lambda: primary.sql(slots)[0][0] == ["lb2_2", "lb3_3"], "a new node's slot made")
+    finally:
+        told.terminate()
+        told.wait(10)
+
+
+def test_a_standby_marks_that_it_streams_while_it_does(pair):
+    """What the management VIP's keepalived reads before it promotes a standby."""
+    primary, standby, home = pair
+    standby.clone(primary)
+    wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+    mark = home / "streaming"
+    watching = guard(standby, home, "--streaming-mark", str(mark))
+    try:
+        wait_for(lambda: mark.exists() and time.time() - mark.stat().st_mtime < 1, "the mark touched while streaming")
+        primary.stop("immediate")
+        wait_for(lambda: time.time() - mark.stat().st_mtime > 3, "the mark left alone once the primary is gone")
+    finally:
+        watching.terminate()
+        watching.wait(10)
+
+
+def test_a_fenced_primary_keeps_its_commits_waiting_for_a_standby(pair):
+    primary, standby, _home = pair
+    standby.clone(primary)
+    wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+    primary.sql("ALTER SYSTEM SET default_transaction_read_only = on")  # the fence, as fulcrum-management sets it
+    primary.sql("SELECT pg_reload_conf()")
+    assert wait_for(lambda: primary.status().fenced, "the primary reads as fenced")
+    standby.stop("immediate")
+    done = threading.Event()
+
+    def insert():  # a transaction that was under way when the fence came
+        with psycopg.connect(primary.dsn, autocommit=True, options="-c default_transaction_read_only=off") as conn:
+            conn.execute("INSERT INTO applies VALUES (1)")
+        done.set()
+
+    threading.Thread(target=insert, daemon=True).start()
+    assert not done.wait(3 * AWAY_S), "a fenced primary's commit completed without a standby"
+    assert primary.status().synchronous_standby_names == "ANY 1 (*)"
+    # The fence lifted (this appliance holds the management VIP again): it degrades as usual.
+    primary.sql("ALTER SYSTEM RESET default_transaction_read_only")
+    primary.sql("SELECT pg_reload_conf()")
+    assert done.wait(SETTLE_S), "the guard did not release the commit once the fence was lifted"
+    assert primary.status().state == "degraded"
+
+
 # What the API on a database does, from a Django test client (no server: the middleware and
 # views are the API's own), printed as JSON: [status, body] for each request.
 ASK_THE_API = """

@@ -770,6 +770,24 @@ func (e ProxyProtocolEnum) Valid() bool {
 	}
 }
 
+// Defines values for ReadOnlyEnum.
+const (
+	ReadOnlyEnumFenced  ReadOnlyEnum = "fenced"
+	ReadOnlyEnumStandby ReadOnlyEnum = "standby"
+)
+
+// Valid indicates whether the value is a known member of the ReadOnlyEnum enum.
+func (e ReadOnlyEnum) Valid() bool {
+	switch e {
+	case ReadOnlyEnumFenced:
+		return true
+	case ReadOnlyEnumStandby:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RedirectCodeEnum.
 const (
 	N301 RedirectCodeEnum = 301
@@ -2496,6 +2514,23 @@ type Membership struct {
 
 	// Node This appliance's node name there.
 	Node *string `json:"node"`
+
+	// Primary Where changes are made: the management VIP's console, else the appliance joined.
+	Primary *string `json:"primary"`
+
+	// ReadOnly Why this appliance takes no changes: standby (its database is the primary's copy) or fenced (a primary without the management VIP); null: it takes them.
+	//
+	// * `standby` - standby
+	// * `fenced` - fenced
+	ReadOnly *Membership_ReadOnly `json:"read_only"`
+}
+
+// Membership_ReadOnly Why this appliance takes no changes: standby (its database is the primary's copy) or fenced (a primary without the management VIP); null: it takes them.
+//
+// * `standby` - standby
+// * `fenced` - fenced
+type Membership_ReadOnly struct {
+	union json.RawMessage
 }
 
 // MethodEnum * `GET` - Get
@@ -2627,6 +2662,9 @@ type NotAwaiting struct {
 	ConfirmState ConfirmStateEnum `json:"confirm_state"`
 	Detail       string           `json:"detail"`
 }
+
+// NullEnum defines model for NullEnum.
+type NullEnum = interface{}
 
 // ObjectChange defines model for ObjectChange.
 type ObjectChange struct {
@@ -3686,6 +3724,10 @@ type PublishProblem struct {
 	Path    string `json:"path"`
 }
 
+// ReadOnlyEnum * `standby` - standby
+// * `fenced` - fenced
+type ReadOnlyEnum string
+
 // RedirectCodeEnum * `301` - 301
 // * `302` - 302
 // * `303` - 303
@@ -3695,6 +3737,9 @@ type RedirectCodeEnum int
 
 // Replication defines model for Replication.
 type Replication struct {
+	// Fenced primary: read-only, for this appliance lost the management VIP to another one (it rejoins as a standby).
+	Fenced bool `json:"fenced"`
+
 	// LagBytes standby: WAL received, not replayed yet.
 	LagBytes *int `json:"lag_bytes"`
 
@@ -3727,6 +3772,12 @@ type Replication struct {
 
 // ReplicationOffer defines model for ReplicationOffer.
 type ReplicationOffer struct {
+	// ConsoleKey The console certificate's private key (PEM), so that every appliance serves the same console at the management VIP; shown only here. Null where the API cannot read it.
+	ConsoleKey *string `json:"console_key"`
+
+	// ManagementVip The cluster's management VIP, which every appliance may hold; null: none.
+	ManagementVip *string `json:"management_vip"`
+
 	// Password Its password; shown only here.
 	Password string `json:"password"`
 
@@ -5637,6 +5688,68 @@ func (t *MemberRequest_Forwarding) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsReadOnlyEnum returns the union data inside the Membership_ReadOnly as a ReadOnlyEnum
+func (t Membership_ReadOnly) AsReadOnlyEnum() (ReadOnlyEnum, error) {
+	var body ReadOnlyEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReadOnlyEnum overwrites any union data inside the Membership_ReadOnly as the provided ReadOnlyEnum
+func (t *Membership_ReadOnly) FromReadOnlyEnum(v ReadOnlyEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeReadOnlyEnum performs a merge with any union data inside the Membership_ReadOnly, using the provided ReadOnlyEnum
+func (t *Membership_ReadOnly) MergeReadOnlyEnum(v ReadOnlyEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsNullEnum returns the union data inside the Membership_ReadOnly as a NullEnum
+func (t Membership_ReadOnly) AsNullEnum() (NullEnum, error) {
+	var body NullEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromNullEnum overwrites any union data inside the Membership_ReadOnly as the provided NullEnum
+func (t *Membership_ReadOnly) FromNullEnum(v NullEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeNullEnum performs a merge with any union data inside the Membership_ReadOnly, using the provided NullEnum
+func (t *Membership_ReadOnly) MergeNullEnum(v NullEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Membership_ReadOnly) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Membership_ReadOnly) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPatchedHealthCheckRequestHost0 returns the union data inside the PatchedHealthCheckRequest_Host as a PatchedHealthCheckRequestHost0
 func (t PatchedHealthCheckRequest_Host) AsPatchedHealthCheckRequestHost0() (PatchedHealthCheckRequestHost0, error) {
 	var body PatchedHealthCheckRequestHost0
@@ -6661,8 +6774,9 @@ type ClientInterface interface {
 
 	// ClusterRetrieve performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
 	//
-	// Whether this appliance joined another's cluster, and where that cluster's console is:
-	// the console's sign-in page says so (no sign-in needed; it names no secret).
+	// Whether this appliance joined another's cluster, whether it takes changes, and where
+	// the cluster's console is: the console's sign-in page and its read-only banner say so (no
+	// sign-in needed; it names no secret).
 	ClusterRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ClusterJoinCreateWithBody performs a POST /api/v1/cluster/join/ (the `ClusterJoinCreate` operationId) request,
@@ -7861,8 +7975,9 @@ func (c *Client) CertificatesPartialUpdate(ctx context.Context, id int, params *
 
 // ClusterRetrieve performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
 //
-// Whether this appliance joined another's cluster, and where that cluster's console is:
-// the console's sign-in page says so (no sign-in needed; it names no secret).
+// Whether this appliance joined another's cluster, whether it takes changes, and where
+// the cluster's console is: the console's sign-in page and its read-only banner say so (no
+// sign-in needed; it names no secret).
 func (c *Client) ClusterRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClusterRetrieveRequest(c.Server)
 	if err != nil {
@@ -15102,8 +15217,9 @@ type ClientWithResponsesInterface interface {
 
 	// ClusterRetrieveWithResponse performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
 	//
-	// Whether this appliance joined another's cluster, and where that cluster's console is:
-	// the console's sign-in page says so (no sign-in needed; it names no secret).
+	// Whether this appliance joined another's cluster, whether it takes changes, and where
+	// the cluster's console is: the console's sign-in page and its read-only banner say so (no
+	// sign-in needed; it names no secret).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ClusterRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterRetrieveResponse, error)
@@ -23631,8 +23747,9 @@ func (c *ClientWithResponses) CertificatesPartialUpdateWithResponse(ctx context.
 
 // ClusterRetrieveWithResponse performs a GET /api/v1/cluster/ (the `ClusterRetrieve` operationId) request.
 //
-// Whether this appliance joined another's cluster, and where that cluster's console is:
-// the console's sign-in page says so (no sign-in needed; it names no secret).
+// Whether this appliance joined another's cluster, whether it takes changes, and where
+// the cluster's console is: the console's sign-in page and its read-only banner say so (no
+// sign-in needed; it names no secret).
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ClusterRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterRetrieveResponse, error) {

@@ -2,6 +2,7 @@
 
 import ipaddress
 
+from django.conf import settings
 from django.db import transaction
 from rest_framework import serializers
 
@@ -214,6 +215,19 @@ class HaGroupSerializer(VersionedSerializerMixin, StrictModelSerializer):
     def get_authentication(self, group) -> bool:
         return bool(group.auth_password)
 
+    # The cluster's management VIP is its own VRRP instance (appliance/api/fulcrum-management):
+    # a group may take neither its VRID nor its address.
+    def validate_vrid(self, vrid):
+        if settings.FULCRUM_MGMT_VIP and vrid == settings.FULCRUM_MGMT_VRID:
+            raise serializers.ValidationError(f"VRID {vrid} is the cluster's management VIP's; choose another one")
+        return vrid
+
+    def validate_vips(self, vips):
+        vip = settings.FULCRUM_MGMT_VIP
+        if vip and any(str(v).split("/")[0] == vip for v in vips):
+            raise serializers.ValidationError(f"{vip} is the cluster's management VIP, which only it may hold")
+        return vips
+
     def validate(self, attrs):
         fields = [f for f in self.Meta.fields if f not in ("id", "nodes", "authentication")]
         values = self.merged(attrs, *fields)
@@ -325,6 +339,14 @@ class ReplicationOfferSerializer(serializers.Serializer):
     password = serializers.CharField(help_text="Its password; shown only here.")
     port = serializers.IntegerField(help_text="The primary's PostgreSQL port, on the address joined.")
     slot = serializers.CharField(help_text="The replication slot named for the new node.")
+    management_vip = serializers.CharField(
+        allow_null=True, help_text="The cluster's management VIP, which every appliance may hold; null: none."
+    )
+    console_key = serializers.CharField(
+        allow_null=True,
+        help_text="The console certificate's private key (PEM), so that every appliance serves the same "
+        "console at the management VIP; shown only here. Null where the API cannot read it.",
+    )
 
 
 class JoinResultSerializer(serializers.Serializer):
@@ -343,6 +365,15 @@ class MembershipSerializer(serializers.Serializer):
         allow_null=True, help_text="The console of the cluster this appliance joined (manage it there); null: its own."
     )
     node = serializers.CharField(allow_null=True, allow_blank=True, help_text="This appliance's node name there.")
+    read_only = serializers.ChoiceField(
+        ["standby", "fenced"],
+        allow_null=True,
+        help_text="Why this appliance takes no changes: standby (its database is the primary's copy) or fenced "
+        "(a primary without the management VIP); null: it takes them.",
+    )
+    primary = serializers.CharField(
+        allow_null=True, help_text="Where changes are made: the management VIP's console, else the appliance joined."
+    )
 
 
 class StandbySerializer(serializers.Serializer):
@@ -368,3 +399,7 @@ class ReplicationSerializer(serializers.Serializer):
     slots = serializers.ListField(child=serializers.CharField(), help_text="The standbys the primary keeps WAL for.")
     primary = serializers.CharField(allow_null=True, help_text="standby: the host it streams from.")
     lag_bytes = serializers.IntegerField(allow_null=True, help_text="standby: WAL received, not replayed yet.")
+    fenced = serializers.BooleanField(
+        help_text="primary: read-only, for this appliance lost the management VIP to another one (it rejoins as a "
+        "standby)."
+    )

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from accounts import audit
 from accounts.choices import AuditAction
 from accounts.throttling import OpenThrottledView
-from cluster import join, replication
+from cluster import join, replication, standby
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
 from cluster.models import HaEvent, HaGroup, IpvsSync, JoinCode, Node
@@ -317,8 +317,9 @@ class JoinRedeemView(JoinView):
 
 
 class MembershipView(APIView):
-    """Whether this appliance joined another's cluster, and where that cluster's console is:
-    the console's sign-in page says so (no sign-in needed; it names no secret)."""
+    """Whether this appliance joined another's cluster, whether it takes changes, and where
+    the cluster's console is: the console's sign-in page and its read-only banner say so (no
+    sign-in needed; it names no secret)."""
 
     permission_classes = [permissions.AllowAny]
     authentication_classes = []
@@ -326,7 +327,8 @@ class MembershipView(APIView):
     @extend_schema(responses={200: serializers.MembershipSerializer})
     def get(self, request):
         joined = join.membership() or {"member_of": None, "node": None}
-        return Response(serializers.MembershipSerializer(joined).data)
+        body = {**joined, "read_only": standby.read_only(), "primary": standby.primary_console()}
+        return Response(serializers.MembershipSerializer(body).data)
 
 
 class ReplicationView(APIView):

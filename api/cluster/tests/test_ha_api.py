@@ -77,6 +77,21 @@ class HaGroupApiTest(APIViewTests, APITestCase):
         ]
         self.update_data = {"advert_interval_ms": 100, "preempt": False, "witness": "10.0.1.1"}
 
+    def test_the_management_vips_vrid_and_address_are_the_clusters_own(self):
+        base = {**self.create_data[0], "name": "mgmt-clash"}
+        with self.settings(FULCRUM_MGMT_VIP="10.0.0.250", FULCRUM_MGMT_VRID=250):
+            for body, field, words in (
+                ({**base, "vrid": 250}, "vrid", "management VIP's"),
+                ({**base, "vrid": 70, "vips": ["10.0.0.250/24"]}, "vips", "only it may hold"),
+            ):
+                answer = self.client.post(self.url, body, format="json")
+                self.assertEqual(answer.status_code, 400, answer.content)
+                self.assertIn(words, str(answer.json()[field]))
+        self.assertFalse(HaGroup.objects.filter(name="mgmt-clash").exists())
+        # Without a management VIP the VRID is free.
+        answer = self.client.post(self.url, {**base, "vrid": 250}, format="json")
+        self.assertEqual(answer.status_code, 201, answer.content)
+
     def create_objects(self):
         group = HaGroup.objects.create(name="existing", vrid=9, vips=["10.0.0.9"])
         HaGroupNode.objects.create(group=group, node=self.lb1, priority=100)

@@ -7,10 +7,12 @@ import io
 import json
 import tempfile
 from datetime import timedelta
+from pathlib import Path
 from unittest import mock
 
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient, APITestCase
 
@@ -139,10 +141,25 @@ class JoinTest(APITestCase):
                 answer = self.ask(self.make_code()["code"], name="LB-2.b")
         self.assertEqual(answer.status_code, 201, answer.data)
         node = Node.objects.get(name="LB-2.b")
-        offer = {"user": "fulcrum_replication", "password": secret, "port": 5432, "slot": f"lb_2_b_{node.pk}"}
+        offer = {"user": "fulcrum_replication", "password": secret, "port": 5432, "slot": f"lb_2_b_{node.pk}",
+                 "management_vip": None, "console_key": None}  # fmt: skip
         self.assertEqual(answer.data["replication"], offer)
         for logged in AuditEntry.objects.all():
             self.assertNotIn(secret, json.dumps([logged.changes, logged.body, logged.detail]))
+
+    def test_the_join_hands_over_the_management_vip_and_the_consoles_key(self):
+        key = "-----BEGIN PRIVATE KEY-----\nMIGHAgEA\n-----END PRIVATE KEY-----\n"
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "replication.secret").write_text("S" * 43 + "\n")
+            (Path(folder) / "console.key").write_text(key)
+            with self.settings(FULCRUM_REPLICATION_SECRET=f"{folder}/replication.secret",
+                               FULCRUM_CONSOLE_KEY=f"{folder}/console.key", FULCRUM_MGMT_VIP="192.0.2.10"):  # fmt: skip
+                answer = self.ask(self.make_code()["code"])
+        self.assertEqual(answer.status_code, 201, answer.data)
+        offer = answer.data["replication"]
+        self.assertEqual((offer["management_vip"], offer["console_key"]), ("192.0.2.10", key))
+        for logged in AuditEntry.objects.all():
+            self.assertNotIn("MIGHAgEA", json.dumps([logged.changes, logged.body, logged.detail]))
 
     def test_refusals_change_nothing_and_say_why(self):
         made = self.make_code()
@@ -213,7 +230,10 @@ class CodeTest(APITestCase):
 class MembershipTest(APITestCase):
     def test_an_appliance_of_its_own_cluster(self):
         with self.settings(FULCRUM_CLUSTER_ENV="/nonexistent/cluster.env"):
-            self.assertEqual(APIClient().get("/api/v1/cluster/").data, {"member_of": None, "node": None})
+            self.assertEqual(
+                APIClient().get("/api/v1/cluster/").data,
+                {"member_of": None, "node": None, "read_only": None, "primary": None},
+            )
 
     def test_a_joined_appliance_names_the_clusters_console(self):
         with tempfile.NamedTemporaryFile("w", suffix=".env") as env:
@@ -224,7 +244,25 @@ class MembershipTest(APITestCase):
             with self.settings(FULCRUM_CLUSTER_ENV=env.name):
                 answer = APIClient().get("/api/v1/cluster/")
         self.assertEqual(answer.status_code, 200)
-        self.assertEqual(answer.data, {"member_of": "https://[2001:db8::15]:8443/", "node": "lb2"})
+        self.assertEqual(
+            answer.data,
+            {"member_of": "https://[2001:db8::15]:8443/", "node": "lb2", "read_only": None,
+             "primary": "https://[2001:db8::15]:8443/"},
+        )  # fmt: skip
+
+    def test_a_fenced_primary_refuses_changes_and_names_the_management_vip(self):
+        client, _token, _secret = bearer(person("fence-admin", Role.ADMIN))
+        # What the management VIP's keepalived does to a primary that does not hold the VIP.
+        with connection.cursor() as cursor:
+            cursor.execute("SET default_transaction_read_only = on")  # undone with the test's transaction
+        with self.settings(FULCRUM_CLUSTER_ENV="/nonexistent/cluster.env", FULCRUM_MGMT_VIP="192.0.2.10"):
+            seen = APIClient().get("/api/v1/cluster/").data
+            refused = client.post("/api/v1/join-codes/", {}, format="json")
+        self.assertEqual((seen["read_only"], seen["primary"]), ("fenced", "https://192.0.2.10/"))
+        self.assertEqual(refused.status_code, 503, refused.content)
+        self.assertEqual(refused.json()["primary"], "https://192.0.2.10/")
+        self.assertIn("does not hold the cluster's management address", refused.json()["detail"])
+        self.assertFalse(JoinCode.objects.exists())
 
     def test_a_tampered_file_names_nothing(self):
         with tempfile.NamedTemporaryFile("w", suffix=".env") as env:

@@ -17,7 +17,7 @@ class ReplicationViewTests(APITestCase):
         self.assertEqual(
             answer.json(),
             {"role": "primary", "state": "single", "synchronous_standby_names": "", "standbys": [], "slots": [],
-             "primary": None, "lag_bytes": None},
+             "primary": None, "lag_bytes": None, "fenced": False},
         )  # fmt: skip
 
     def test_it_is_read_only_and_needs_a_sign_in(self):

@@ -153,8 +153,24 @@ def test_without_setup_nothing_is_made(machine):
     assert not (root / "etc/ssh").exists() and commands() == []
 
 
+def test_the_console_certificate_names_the_management_vip(machine):
+    root, firstboot, _commands = machine
+    env_file = root / "etc/fulcrum/management.env"
+    env_file.write_text(env_file.read_text() + "FULCRUM_MGMT_VIP=10.0.2.10\n")
+    result = firstboot()
+    assert result.returncode == 0, result.stderr
+    text = openssl("x509", "-in", root / "etc/fulcrum/tls/console.crt", "-noout", "-ext", "subjectAltName")
+    assert "DNS:lb1.example.com, DNS:lb1, IP Address:10.0.2.15, IP Address:10.0.2.10" in text
+
+
 @pytest.mark.parametrize(
-    "line", ["FULCRUM_HOSTNAME=lb1;reboot", "FULCRUM_HOSTNAME=lb1/CN=evil", "FULCRUM_MGMT_ADDRESS=10.0.2.15,DNS:evil"]
+    "line",
+    [
+        "FULCRUM_HOSTNAME=lb1;reboot",
+        "FULCRUM_HOSTNAME=lb1/CN=evil",
+        "FULCRUM_MGMT_ADDRESS=10.0.2.15,DNS:evil",
+        "FULCRUM_MGMT_VIP=10.0.2.10,DNS:evil",
+    ],
 )
 def test_a_tampered_management_file_is_refused(machine, line):
     root, firstboot, commands = machine

@@ -37,14 +37,17 @@ if "fulcrum_join" in sys.argv:  # as cluster/management/commands/fulcrum_join.py
         print("CommandError: join refused: the cluster refused the join: Wrong join code.", file=sys.stderr)
         sys.exit(1)
     name = sys.argv[sys.argv.index("--name") + 1]
+    vip = os.environ.get("FAKE_JOIN_VIP")  # the cluster's management VIP, if it has one
     print(json.dumps({{"node": name, "token": {token!r}, "version": "1.0", "certificate": {certificate!r},
                       "replication": {{"user": "fulcrum_replication", "password": {secret!r}, "port": 5432,
-                                      "slot": name + "_2"}}}}))
+                                      "slot": name + "_2", "management_vip": vip,
+                                      "console_key": {console_key!r} if vip else None}}}}))
 """
 GOOD_CODE = "K7QM-W2XD-9HRT-5BNP-3CAZ"
 TOKEN = "T" * 43
 CERTIFICATE = "-----BEGIN CERTIFICATE-----\nMIIBcluster\n-----END CERTIFICATE-----\n"
 REPLICATION_SECRET = "R" * 43
+CONSOLE_KEY = "-----BEGIN PRIVATE KEY-----\nMIGHclusterkey\n-----END PRIVATE KEY-----\n"
 
 
 @pytest.fixture
@@ -72,7 +75,8 @@ def commands(tmp_path):
     for name in ("chpasswd", "fulcrum-manage", "fulcrum-api-init", "fulcrum-standby-init", "systemctl", "networkctl"):
         path = bin_dir / name
         path.write_text(FAKE_COMMAND.format(python=sys.executable, log=str(log), refused=REFUSED, good_code=GOOD_CODE,
-                                            token=TOKEN, certificate=CERTIFICATE, secret=REPLICATION_SECRET))  # fmt: skip
+                                            token=TOKEN, certificate=CERTIFICATE, secret=REPLICATION_SECRET,
+                                            console_key=CONSOLE_KEY))  # fmt: skip
         path.chmod(0o755)
 
     def recorded():
@@ -112,6 +116,7 @@ def answer_all(child, password, gateway=""):
         ("DNS", ""),
         ("Hostname", "lb1"),
         ("Start a new cluster or join one?", ""),
+        ("Management VIP", ""),
     ):
         answer(child, prompt, reply)
     answer(child, "Admin password (at least 10 characters): ", password)
@@ -176,6 +181,10 @@ def test_typed_answers_are_checked_asked_again_and_applied(root, commands):
     answer(child, "Invalid: '-lb1': each part is", "lb1.example.com")
     answer(child, "Start a new cluster or join one? (new/join) [new]: ", "both")
     answer(child, "Invalid: answer new (start a new cluster) or join", "new")
+    answer(child, "Management VIP, an unused address the pair is managed at (empty for none): ", "10.0.2.2")
+    answer(child, "Invalid: 10.0.2.2 is already used here (the gateway)", "10.0.3.10")
+    answer(child, "Invalid: 10.0.3.10 is not a host address of the management subnet 10.0.2.0/24", "10.0.2.10/24")
+    answer(child, "Invalid: '10.0.2.10/24' is not an IP address", "10.0.2.10")
     answer(child, "Admin password (at least 10 characters): ", "short")
     answer(child, "Invalid: at least 10 characters", PASSWORD)
     answer(child, "Admin password again: ", PASSWORD + "x")
@@ -183,6 +192,7 @@ def test_typed_answers_are_checked_asked_again_and_applied(root, commands):
     answer(child, "Admin password again: ", PASSWORD)
     child.expect_exact("Management interface  ens4 (52:54:00:f0:c0:02)")
     child.expect_exact("DNS servers           10.0.2.3, 10.0.2.4")
+    child.expect_exact("Management VIP        10.0.2.10")
     answer(child, "Apply these settings? [yes/no]: ", "maybe")
     answer(child, "Please answer yes or no.", "yes")
     child.expect_exact("Setup is complete.")
@@ -207,13 +217,18 @@ def test_typed_answers_are_checked_asked_again_and_applied(root, commands):
     ]
     assert (root / fs.HOSTNAME_FILE).read_text() == "lb1\n"
     assert "10.0.2.15\tlb1.example.com lb1\n" in (root / fs.HOSTS_FILE).read_text()
-    assert (root / fs.NGINX_LISTEN["https"]).read_text().splitlines()[-1] == "listen 10.0.2.15:443 ssl;"
-    assert (root / fs.NGINX_LISTEN["http"]).read_text().splitlines()[-1] == "listen 10.0.2.15:80;"
+    # The console, SSH and the database on the management address and the management VIP.
+    https, http = (root / fs.NGINX_LISTEN["https"]).read_text(), (root / fs.NGINX_LISTEN["http"]).read_text()
+    assert https.splitlines()[-2:] == ["listen 10.0.2.15:443 ssl;", "listen 10.0.2.10:443 ssl;"]
+    assert http.splitlines()[-2:] == ["listen 10.0.2.15:80;", "listen 10.0.2.10:80;"]
     firewall = (root / fs.MANAGEMENT_NFT).read_text().splitlines()
     assert firewall[-2:] == [
         "flush set inet fulcrum_firewall management4",
-        "add element inet fulcrum_firewall management4 { 10.0.2.15 }",
+        "add element inet fulcrum_firewall management4 { 10.0.2.15, 10.0.2.10 }",
     ]
+    # The agent uses the cluster's API at the VIP, pinned to this appliance's console certificate.
+    api = [line for line in (root / fs.AGENT_API_ENV).read_text().splitlines() if not line.startswith("#")]
+    assert api == ["FULCRUM_API=https://10.0.2.10", f"FULCRUM_API_PIN=/{fs.CONSOLE_CERT}"]
     env = dict(
         line.split("=", 1)
         for line in (root / fs.MANAGEMENT_ENV).read_text().splitlines()
@@ -224,6 +239,8 @@ def test_typed_answers_are_checked_asked_again_and_applied(root, commands):
         "FULCRUM_MGMT_ADDRESS": "10.0.2.15",
         "FULCRUM_MGMT_PREFIX": "24",
         "FULCRUM_HOSTNAME": "lb1.example.com",
+        "FULCRUM_MGMT_VIP": "10.0.2.10",
+        "FULCRUM_MGMT_WITNESS": "10.0.2.2",
     }
     assert (root / fs.SETUP_DONE).exists()
     assert not (root / fs.ROOT_KEYS).exists()
@@ -265,6 +282,8 @@ def test_a_newline_semicolon_or_quote_never_reaches_a_file(root, commands):
     answer(child, "Invalid:", "lb1 lb2")
     answer(child, "Invalid:", "lb1")
     answer(child, "Start a new cluster or join one?", "")
+    answer(child, "Management VIP", f"10.0.2.10{newline}FULCRUM_API=https://6.6.6.6")
+    answer(child, "Invalid:", "")
     # getpass reads the terminal with universal newlines: the carriage return ends the password.
     answer(child, "Admin password (at least 10 characters): ", f"{PASSWORD}{newline}junk")
     answer(child, "Admin password again: ", PASSWORD)
@@ -280,6 +299,7 @@ def test_a_newline_semicolon_or_quote_never_reaches_a_file(root, commands):
         gateway=fs.ipaddress.ip_address("10.0.2.2"),
         dns=[fs.ipaddress.ip_address("10.0.2.3")],
         hostname="lb1",
+        management_vip="",
     )
     for relative, (content, _) in fs.render_files(clean).items():
         assert written[root / relative] == content, relative
@@ -294,6 +314,7 @@ def test_no_at_the_summary_asks_again_with_the_answers_as_defaults(root, command
     answer(child, "DNS servers", "2001:db8::53")
     answer(child, "Hostname", "lb1")
     answer(child, "Start a new cluster or join one?", "")
+    answer(child, "Management VIP", "")
     answer(child, "Admin password (at least 10 characters): ", PASSWORD)
     answer(child, "Admin password again: ", PASSWORD)
     answer(child, "Apply these settings? [yes/no]: ", "no")
@@ -303,6 +324,7 @@ def test_no_at_the_summary_asks_again_with_the_answers_as_defaults(root, command
     answer(child, "DNS servers (comma-separated, empty for none) [2001:db8::53]: ", "")
     answer(child, "Hostname (e.g. lb1 or lb1.example.com) [lb1]: ", "lb2")
     answer(child, "Start a new cluster or join one? (new/join) [new]: ", "")
+    answer(child, "Management VIP, an unused address the pair is managed at (empty for none): ", "")
     answer(child, "Admin password (at least 10 characters): ", PASSWORD)
     answer(child, "Admin password again: ", PASSWORD)
     child.expect_exact("Hostname              lb2")
@@ -484,6 +506,50 @@ def test_a_seed_joins_unattended_and_a_refused_join_stops_it(root, commands, tmp
     assert "The join was refused: the cluster refused the join: Wrong join code." in out[1]
     assert "Joined: this appliance is node lb1 of the cluster of [2001:db8::15]:8443." in out[0]
     assert "FULCRUM_API=https://[2001:db8::15]:8443" in (root / fs.AGENT_API_ENV).read_text()
+
+
+def test_joining_a_cluster_with_a_management_vip_takes_its_vip_and_console(root, commands, tmp_path):
+    seed = write_seed(tmp_path / "seed", COMPLETE_SEED.replace("10.0.2.15/24", "10.0.2.16/24").replace("lb1", "lb2")
+                      + "    cluster=join\n    join_address=10.0.2.15\n" + f"    join_code={GOOD_CODE}\n")  # fmt: skip
+    commands.env["FAKE_JOIN_VIP"] = "10.0.2.10"
+    result = run_seeded(root, commands, seed)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The cluster's console: its certificate and key, served here once this appliance holds the VIP.
+    assert (root / fs.CONSOLE_CERT).read_text() == CERTIFICATE
+    assert (root / fs.CONSOLE_KEY).read_text() == CONSOLE_KEY
+    assert stat.S_IMODE((root / fs.CONSOLE_KEY).stat().st_mode) == 0o600
+    env = (root / fs.MANAGEMENT_ENV).read_text()
+    assert "FULCRUM_MGMT_VIP=10.0.2.10\nFULCRUM_MGMT_WITNESS=10.0.2.2\n" in env
+    assert (root / fs.NGINX_LISTEN["https"]).read_text().splitlines()[-1] == "listen 10.0.2.10:443 ssl;"
+    assert "{ 10.0.2.16, 10.0.2.10 }" in (root / fs.MANAGEMENT_NFT).read_text()
+    api = [line for line in (root / fs.AGENT_API_ENV).read_text().splitlines() if not line.startswith("#")]
+    assert api == ["FULCRUM_API=https://10.0.2.10", f"FULCRUM_API_PIN=/{fs.CLUSTER_CERT}"]
+    # The database copies from, then follows, whichever appliance holds the VIP.
+    standby = [c["argv"] for c in commands() if c["argv"][0] == "fulcrum-standby-init"]
+    assert standby == [["fulcrum-standby-init", "10.0.2.10", "5432", "lb2_2", "lb2"]]
+
+
+def test_a_management_vip_outside_this_appliances_subnet_refuses_the_join(root, commands, tmp_path):
+    seed = write_seed(
+        tmp_path / "seed", COMPLETE_SEED + f"    cluster=join\n    join_address=10.0.2.99\n    join_code={GOOD_CODE}\n"
+    )
+    commands.env["FAKE_JOIN_VIP"] = "10.0.9.10"
+    result = run_seeded(root, commands, seed)
+    assert result.returncode == 1
+    assert "the cluster's management VIP cannot be held here: 10.0.9.10 is not a host address" in result.stdout
+    assert not (root / fs.SETUP_DONE).exists() and not (root / fs.CONSOLE_KEY).exists()
+    assert not any(c["argv"][0] == "fulcrum-standby-init" for c in commands())
+
+
+def test_a_seeded_management_vip_is_checked(root, commands, tmp_path):
+    seed = write_seed(tmp_path / "seed", COMPLETE_SEED + "    management_vip=10.0.2.15\n")
+    child = spawn(root, commands, "--seed-dir", str(seed))
+    child.expect_exact("seed: management_vip refused: 10.0.2.15 is already used here (the management address)")
+    answer(child, "Management VIP", "10.0.2.10")
+    answer(child, "Apply these settings? [yes/no]: ", "yes")
+    child.expect_exact("Setup is complete.")
+    assert finish(child) == 0
+    assert "FULCRUM_MGMT_VIP=10.0.2.10\n" in (root / fs.MANAGEMENT_ENV).read_text()
 
 
 def test_join_keys_without_cluster_join_are_ignored(root, commands, tmp_path):

@@ -33,6 +33,7 @@ from tests.harness.stack import ApiClient
 
 REPO = Path(__file__).resolve().parents[3]
 MGMT = "10.0.2.15"
+MGMT_VIP = "10.0.2.10"  # the cluster's management VIP: the first appliance's setup gives it
 PREFIX = 24
 GATEWAY = "10.0.2.2"
 DNS = "10.0.2.3"
@@ -73,7 +74,9 @@ class Segment:
         return self
 
     def tap(self, name):
-        ip("-n", self.name, "tuntap", "add", "dev", name, "mode", "tap")
+        """A tap on the bridge (kept when its QEMU quits: an appliance booted again reuses it)."""
+        if ip("-n", self.name, "link", "show", name, check=False).returncode != 0:
+            ip("-n", self.name, "tuntap", "add", "dev", name, "mode", "tap")
         ip("-n", self.name, "link", "set", name, "master", "br0", "up")
         return name
 

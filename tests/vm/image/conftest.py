@@ -89,6 +89,12 @@ def appliance(image, segment):
             900, "the API behind the console's HTTPS",
         )  # fmt: skip
         box.ready_seconds = time.monotonic() - box.started
+        # It holds the management VIP, and its database takes changes (not fenced) from then on.
+        box.wait_until(
+            lambda: box.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "MASTER"
+            and box.ssh("runuser -u postgres -- psql -XtAc 'SHOW default_transaction_read_only'").stdout.strip() == "off",
+            300, "the management VIP held and the database unfenced",
+        )  # fmt: skip
         box.admin_password = ADMIN_PASSWORD
         box.hostname = HOSTNAME
         yield box

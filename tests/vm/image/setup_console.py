@@ -4,7 +4,7 @@ console, as an operator types it: one bad answer first, to see it refused and as
 
 import time
 
-from tests.vm.image.appliance import DNS, GATEWAY, MGMT, PREFIX
+from tests.vm.image.appliance import DNS, GATEWAY, MGMT, MGMT_VIP, PREFIX
 
 HOSTNAME = "lb-accept"
 ADMIN_PASSWORD = "Fulcrum-accept-9"
@@ -30,6 +30,8 @@ def answer_setup(serial):
     serial.sendline(HOSTNAME)
     serial.expect(r"Start a new cluster or join one\? \(new/join\)[^:]*: ")
     serial.sendline("")  # a new cluster
+    serial.expect(r"Management VIP[^:]*: ")
+    serial.sendline(MGMT_VIP)
     serial.expect(r"Admin password \(at least \d+ characters\): ")
     serial.sendline(ADMIN_PASSWORD)
     serial.expect(r"Admin password again: ")

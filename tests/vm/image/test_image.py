@@ -25,6 +25,8 @@ import psycopg
 import pytest
 import requests
 
+from tests.harness.stack import ApiClient
+from tests.vm.image.appliance import MGMT_VIP
 from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB, SERVERS  # noqa: F401 (the lab, in conftest.py)
 
 
@@ -109,7 +111,7 @@ def test_console_on_https_with_its_own_certificate(appliance):
     on_disk = appliance.ssh("cat /etc/fulcrum/tls/console.crt").stdout
     assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(on_disk)
     san = appliance.ssh("openssl x509 -noout -ext subjectAltName -in /etc/fulcrum/tls/console.crt").stdout
-    assert appliance.hostname in san and "10.0.2.15" in san, san
+    assert appliance.hostname in san and "10.0.2.15" in san and MGMT_VIP in san, san
     plain = requests.get(f"http://{appliance.address}/", allow_redirects=False, timeout=60)
     assert plain.status_code in (301, 308) and plain.headers["Location"].startswith("https://")
     assert "Strict-Transport-Security" in page.headers
@@ -134,7 +136,7 @@ def test_the_cluster_database_waits_for_standbys_on_the_management_address(appli
         "runuser -u postgres -- psql -XtA -c 'SHOW listen_addresses' -c 'SHOW ssl' -c 'SHOW wal_log_hints'"
         " -c \"SELECT rolreplication FROM pg_roles WHERE rolname = 'fulcrum_replication'\""
     ).stdout.split("\n")[:4]
-    assert settings == [f"localhost, {appliance.address}", "on", "on", "t"], settings
+    assert settings == [f"localhost, {appliance.address}, {MGMT_VIP}", "on", "on", "t"], settings
     secret = appliance.ssh("stat -c '%U %G %a %s' /etc/fulcrum/cluster/replication.secret").stdout.split()
     assert secret[:3] == ["root", "fulcrum", "640"] and int(secret[3]) >= 33, secret
     served = appliance.ssh(f"openssl s_client -starttls postgres -connect {appliance.address}:5432 </dev/null 2>/dev/null"
@@ -148,6 +150,40 @@ def test_the_cluster_database_waits_for_standbys_on_the_management_address(appli
     ):  # fmt: skip
         with pytest.raises(psycopg.OperationalError, match=refusal):
             psycopg.connect(f"host={appliance.address} dbname=fulcrum connect_timeout=30 {dsn}").close()
+
+
+def vip_client(api):
+    """``api``'s token, at the management VIP."""
+    client = ApiClient(f"https://{MGMT_VIP}", api.headers["Authorization"].split()[1])
+    client.verify, client.trust_env = False, False
+    return client
+
+
+def test_the_management_vip_is_held_by_the_appliance_whose_database_takes_changes(appliance, services):
+    """fulcrum-management: the new cluster's one appliance holds the management VIP (keepalived),
+    serves the console there with its certificate, its agent uses the API through it, and its
+    database is not fenced; restarting PostgreSQL on the master does not fence it."""
+    assert appliance.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "MASTER"
+    assert appliance.ssh(f"ip -o -4 addr show to {MGMT_VIP}/32").stdout.strip()
+    served = ssl.get_server_certificate((MGMT_VIP, 443))
+    on_disk = appliance.ssh("cat /etc/fulcrum/tls/console.crt").stdout
+    assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(on_disk)
+    started = appliance.ssh("journalctl -b -u fulcrum-agent -o cat | grep 'fulcrum-agent starting' | tail -1").stdout
+    assert f"api=https://{MGMT_VIP}" in started, started
+    membership = requests.get(f"https://{MGMT_VIP}/api/v1/cluster/", verify=False, timeout=60).json()
+    assert (membership["read_only"], membership["primary"]) == (None, f"https://{MGMT_VIP}/"), membership
+    at_vip = vip_client(services["api"])
+    version = appliance.ssh("ls /etc/postgresql").stdout.split()[-1]
+    appliance.ssh(f"pg_ctlcluster {version} main restart")
+    assert (
+        appliance.ssh("runuser -u postgres -- psql -XtAc 'SHOW default_transaction_read_only'").stdout.strip() == "off"
+    )
+    made = appliance.wait_until(
+        lambda: (lambda a: a.json() if a.status_code == 201 else None)(
+            at_vip.post("/api/v1/pools/", json={"name": "at-the-vip", "algorithm": "round-robin"})), 60,
+        "a change through the management VIP after PostgreSQL restarted",
+    )  # fmt: skip
+    assert at_vip.delete(f"/api/v1/pools/{made['id']}/").status_code == 204
 
 
 def client_get(appliance, url, count):

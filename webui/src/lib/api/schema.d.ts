@@ -360,8 +360,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description Whether this appliance joined another's cluster, and where that cluster's console is:
-         *     the console's sign-in page says so (no sign-in needed; it names no secret).
+         * @description Whether this appliance joined another's cluster, whether it takes changes, and where
+         *     the cluster's console is: the console's sign-in page and its read-only banner say so (no
+         *     sign-in needed; it names no secret).
          */
         get: operations["cluster_retrieve"];
         put?: never;
@@ -2235,6 +2236,15 @@ export interface components {
             member_of: string | null;
             /** @description This appliance's node name there. */
             node: string | null;
+            /**
+             * @description Why this appliance takes no changes: standby (its database is the primary's copy) or fenced (a primary without the management VIP); null: it takes them.
+             *
+             *     * `standby` - standby
+             *     * `fenced` - fenced
+             */
+            read_only: (components["schemas"]["ReadOnlyEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description Where changes are made: the management VIP's console, else the appliance joined. */
+            primary: string | null;
         };
         /**
          * @description * `GET` - Get
@@ -2357,6 +2367,8 @@ export interface components {
             detail: string;
             confirm_state: components["schemas"]["ConfirmStateEnum"];
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         ObjectChange: {
             /** @description The object, as the API names it: pools/web. */
             path: string;
@@ -3197,6 +3209,12 @@ export interface components {
             message: string;
         };
         /**
+         * @description * `standby` - standby
+         *     * `fenced` - fenced
+         * @enum {string}
+         */
+        ReadOnlyEnum: "standby" | "fenced";
+        /**
          * @description * `301` - 301
          *     * `302` - 302
          *     * `303` - 303
@@ -3233,6 +3251,8 @@ export interface components {
             primary: string | null;
             /** @description standby: WAL received, not replayed yet. */
             lag_bytes: number | null;
+            /** @description primary: read-only, for this appliance lost the management VIP to another one (it rejoins as a standby). */
+            fenced: boolean;
         };
         ReplicationOffer: {
             /** @description The replication role. */
@@ -3243,6 +3263,10 @@ export interface components {
             port: number;
             /** @description The replication slot named for the new node. */
             slot: string;
+            /** @description The cluster's management VIP, which every appliance may hold; null: none. */
+            management_vip: string | null;
+            /** @description The console certificate's private key (PEM), so that every appliance serves the same console at the management VIP; shown only here. Null where the API cannot read it. */
+            console_key: string | null;
         };
         /**
          * @description * `primary` - primary
