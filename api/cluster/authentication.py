@@ -4,6 +4,7 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from cluster import standby
 from cluster.models import Node, hash_token
 
 
@@ -19,7 +20,8 @@ class NodeTokenAuthentication(authentication.BaseAuthentication):
         node = Node.objects.filter(token_hash=hash_token(words[1].decode(errors="replace"))).first()
         if node is None:
             raise exceptions.AuthenticationFailed("Unknown node token.")
-        Node.objects.filter(pk=node.pk).update(last_seen=timezone.now())
+        if not standby.is_standby():  # a read-only copy, or fenced: the primary records its own
+            Node.objects.filter(pk=node.pk).update(last_seen=timezone.now())
         return (None, node)
 
     def authenticate_header(self, request):

@@ -116,6 +116,16 @@ class JoinTest(APITestCase):
         agent = APIClient()
         agent.credentials(HTTP_AUTHORIZATION=f"Node {answer.data['token']}")
         self.assertIn(agent.get("/api/v1/agent/desired/?known=0&wait=0").status_code, (200, 204))
+        seen = Node.objects.get(pk=node.pk).last_seen
+        self.assertIsNotNone(seen)
+        # Where the database takes no changes (a standby, a fenced primary: the failover's
+        # seconds), the agent's poll is answered without recording when the node was seen.
+        with connection.cursor() as cursor:
+            cursor.execute("SET default_transaction_read_only = on")  # undone with the test's transaction
+        self.assertIn(agent.get("/api/v1/agent/desired/?known=0&wait=0").status_code, (200, 204))
+        self.assertEqual(Node.objects.get(pk=node.pk).last_seen, seen)
+        with connection.cursor() as cursor:
+            cursor.execute("SET default_transaction_read_only = off")
         row = JoinCode.objects.get(pk=made["id"])
         self.assertEqual((row.node, row.secret), (node, ""))
         listed = self.admin.get("/api/v1/join-codes/").data["results"][0]
