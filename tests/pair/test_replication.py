@@ -15,6 +15,7 @@ looking after the primary.
   takes changes at once.
 """
 
+import contextlib
 import json
 import os
 import pwd
@@ -211,11 +212,17 @@ def test_the_slot_of_a_node_that_left_is_dropped(pair):
     assert primary.status().state == "single"
 
 
+@contextlib.contextmanager
 def guard(server, home, *args):
-    """Another guard on ``server`` (the fixture's has no --node), logging to home."""
-    log = open(home / f"guard-{server.name}-{len(list(home.glob('guard-*')))}.log", "w")  # noqa: SIM115 - the child's
-    return subprocess.Popen([sys.executable, "-m", "cluster.replication", "guard", "--dsn", server.dsn,
-                             "--away", str(AWAY_S), "--interval", "0.2", *args], cwd=API_DIR, stderr=log)  # fmt: skip
+    """Another guard on ``server`` (the fixture's has no --node), logging to home, for the block."""
+    with open(home / f"guard-{server.name}-{len(list(home.glob('guard-*')))}.log", "w") as log:
+        child = subprocess.Popen([sys.executable, "-m", "cluster.replication", "guard", "--dsn", server.dsn,
+                                  "--away", str(AWAY_S), "--interval", "0.2", *args], cwd=API_DIR, stderr=log)  # fmt: skip
+    try:
+        yield child
+    finally:
+        child.terminate()
+        child.wait(10)
 
 
 def test_the_primary_keeps_a_slot_for_every_other_node(pair):
@@ -223,8 +230,7 @@ def test_the_primary_keeps_a_slot_for_every_other_node(pair):
     primary.sql("CREATE TABLE cluster_node (id int PRIMARY KEY, name text)")
     primary.sql("INSERT INTO cluster_node VALUES (1, 'lb1'), (2, 'lb2')")
     (home / "hostname").write_text("lb1.example.com\n")  # as /etc/hostname names the appliance
-    told = guard(primary, home, "--node-file", str(home / "hostname"))
-    try:
+    with guard(primary, home, "--node-file", str(home / "hostname")):
         slots = "SELECT array_agg(slot_name ORDER BY slot_name) FROM pg_replication_slots"
         wait_for(lambda: primary.sql(slots)[0][0] == ["lb2_2"], "the other node's slot made")
         # Made with its WAL reserved from now on, so that the node finds what it lacks.
@@ -232,9 +238,6 @@ def test_the_primary_keeps_a_slot_for_every_other_node(pair):
         assert primary.status().state == "degraded"  # a node of the cluster is away
         primary.sql("INSERT INTO cluster_node VALUES (3, 'lb3')")
         wait_for(lambda: primary.sql(slots)[0][0] == ["lb2_2", "lb3_3"], "a new node's slot made")
-    finally:
-        told.terminate()
-        told.wait(10)
 
 
 def test_a_standby_marks_that_it_streams_while_it_does(pair):
@@ -243,14 +246,10 @@ def test_a_standby_marks_that_it_streams_while_it_does(pair):
     standby.clone(primary)
     wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
     mark = home / "streaming"
-    watching = guard(standby, home, "--streaming-mark", str(mark))
-    try:
+    with guard(standby, home, "--streaming-mark", str(mark)):
         wait_for(lambda: mark.exists() and time.time() - mark.stat().st_mtime < 1, "the mark touched while streaming")
         primary.stop("immediate")
         wait_for(lambda: time.time() - mark.stat().st_mtime > 3, "the mark left alone once the primary is gone")
-    finally:
-        watching.terminate()
-        watching.wait(10)
 
 
 def test_a_fenced_primary_keeps_its_commits_waiting_for_a_standby(pair):
