@@ -5,7 +5,8 @@ reboot keeps what the first boot did (keys, database) and the next test run star
 the image as shipped. The guest gets
 
 - its serial console on a Unix socket (driven with pexpect: the first-boot setup) and in
-  ``serial.log``,
+  ``serial.log``; a second serial port (ttyS1) to ``journal.log``, where the guest's journal
+  goes once ``forward_journal()`` has run: what it logged up to a hang or a lost network,
 - its management NIC on the management segment (``Segment``): a bridge in a network namespace
   the tests make, shared by every appliance of the run, which the host reaches as the
   gateway 10.0.2.2 through a veth pair. The first appliance's address is 10.0.2.15/24; the
@@ -51,6 +52,15 @@ def ip(*argv, check=True):
     return subprocess.run(["ip", *argv], check=check, capture_output=True, text=True)
 
 
+def run_text(argv):
+    """What ``argv`` printed (stdout and stderr), for a diagnostic report."""
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    return f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}"
+
+
+booted = []  # the appliances running now: a failing test reports on each (conftest.py)
+
+
 class Segment:
     """The appliances' management network: bridge ``br0`` in namespace ``SEGMENT``, the host on
     it as ``GATEWAY`` (veth ``HOST_LINK``), each appliance's NIC a tap on the bridge
@@ -83,6 +93,20 @@ class Segment:
     def remove(self):
         ip("link", "del", HOST_LINK, check=False)
         ip("netns", "del", self.name, check=False)
+
+    def report(self):
+        """The segment as the host sees it: links, the bridge's ports and learnt MACs, ARP."""
+        return "".join(
+            run_text(argv)
+            for argv in (
+                ["ip", "-br", "addr", "show", "dev", HOST_LINK],
+                ["ip", "neigh", "show", "dev", HOST_LINK],
+                ["ip", "-n", self.name, "-br", "link"],
+                ["bridge", "-n", self.name, "link"],
+                ["bridge", "-n", self.name, "fdb", "show", "br", "br0", "dynamic"],
+                ["ip", "-n", self.name, "neigh"],
+            )
+        )
 
 
 class Appliance:
@@ -145,11 +169,13 @@ class Appliance:
             "-netdev", f"tap,id=n0,ifname={tap},script=no,downscript=no",
             "-device", f"virtio-net-pci,netdev=n0,mac={self.mac}",
             *serial,
+            "-serial", f"file:{self.workdir / 'journal.log'}",
             "-monitor", f"unix:{self.workdir / 'monitor.sock'},server,nowait",
         ]  # fmt: skip
         self.started = time.monotonic()
         with open(self.workdir / "qemu.log", "wb") as log:
             self.qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        booted.append(self)
         if not console:
             return
         deadline = time.monotonic() + 30
@@ -165,6 +191,8 @@ class Appliance:
         self.serial.logfile_read = open(self.workdir / "serial-driver.log", "a")  # noqa: SIM115
 
     def stop(self):
+        if self in booted:
+            booted.remove(self)
         if self.qemu and self.qemu.poll() is None:
             try:
                 self.ssh("systemctl poweroff", check=False, timeout=20)
@@ -186,9 +214,30 @@ class Appliance:
             monitor.sendall(b"quit\n")
             self.qemu.wait(timeout=30)  # the socket stays open until QEMU has read the command
 
-    def serial_log(self, tail=60):
-        lines = (self.workdir / "serial.log").read_text(errors="replace").splitlines()
+    def serial_log(self, tail=60, name="serial.log"):
+        path = self.workdir / name
+        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
         return "\n".join(lines[-tail:])
+
+    def forward_journal(self):
+        """From now on (and after reboots) the guest's journal also goes to ttyS1: journal.log."""
+        self.ssh(
+            "mkdir -p /etc/systemd/journald.conf.d && printf '[Journal]\\nForwardToConsole=yes\\n"
+            "TTYPath=/dev/ttyS1\\nMaxLevelConsole=info\\n' >/etc/systemd/journald.conf.d/90-test-ttyS1.conf"
+            " && systemctl restart systemd-journald"
+        )
+
+    def report(self):
+        """What a failing test shows about this appliance: QEMU, its logs' tails, the segment,
+        whether it answers from the host."""
+        running = (
+            "running" if self.qemu and self.qemu.poll() is None else f"exited {self.qemu and self.qemu.returncode}"
+        )
+        return (
+            f"qemu: {running}\n---- journal.log (tail) ----\n{self.serial_log(150, 'journal.log')}\n"
+            f"---- serial.log (tail) ----\n{self.serial_log(20)}\n---- the segment ----\n{self.segment.report()}"
+            + run_text(["ping", "-c", "2", "-W", "1", self.address])
+        )
 
     # -- talking to the guest --------------------------------------------------------------
 

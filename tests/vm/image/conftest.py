@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from tests.vm.image.appliance import REPO, Appliance, Segment
+from tests.vm.image.appliance import REPO, Appliance, Segment, booted
 from tests.vm.image.setup_console import ADMIN_PASSWORD, HOSTNAME, answer_setup
 
 ARTIFACTS = REPO / "tests" / "artifacts" / "image"
@@ -61,6 +61,16 @@ def built_image():
     return images[-1]
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test (or fixture) shows the state of every appliance running then."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for box in booted:
+            report.sections.append((f"appliance {box.address}", box.report()))
+
+
 @pytest.fixture(scope="session")
 def image():
     return built_image()
@@ -83,6 +93,7 @@ def appliance(image, segment):
         box.transcript = answer_setup(box.serial)
         box.setup_seconds = time.monotonic() - box.started
         box.wait_for_ssh()
+        box.forward_journal()
         # First boot goes on after the setup: database, node and tokens, then the API starts.
         box.wait_until(
             lambda: requests.get(f"{box.url}/api/v1/auth/me/", verify=False, timeout=30).status_code in (401, 403),
@@ -99,7 +110,7 @@ def appliance(image, segment):
         box.hostname = HOSTNAME
         yield box
     except Exception:
-        print(f"---- serial console (tail) ----\n{box.serial_log(120)}")
+        print("---- the appliance ----", box.report(), sep="\n")  # stopped before pytest reports it
         raise
     finally:
         box.stop()

@@ -67,6 +67,7 @@ def joined(image, segment, appliance, services):
     box.boot(console=False)  # the seed answers everything
     try:
         box.wait_for_ssh(timeout=900)
+        box.forward_journal()
         node = appliance.wait_until(
             lambda: [n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == JOINED], 300,
             f"{JOINED} in the cluster's nodes",
@@ -75,7 +76,7 @@ def joined(image, segment, appliance, services):
         box.ssh(LAB)
         yield {"box": box, "api": api, "node": node, "code": made.json(), "target": target}
     except Exception:
-        print(f"---- {JOINED}: serial console (tail) ----\n{box.serial_log(120)}")
+        print(f"---- {JOINED} ----", box.report(), sep="\n")  # stopped before pytest reports it
         raise
     finally:
         box.stop()
