@@ -205,6 +205,12 @@ check_manage() {
 	local out
 	expect "fulcrum-manage fulcrum_migrate (as the unit)" fulcrum-manage fulcrum_migrate -v 0
 	expect "fulcrum-manage migrate --check (nothing left)" fulcrum-manage migrate --check -v 0
+	# The list fulcrum-management reads to skip a new master's migration: all applied now.
+	local shipped=/usr/lib/fulcrum/api/fulcrum/migrations.txt missing
+	missing=$(LC_ALL=C comm -23 <(LC_ALL=C sort -u "$shipped") <(runuser -u fulcrum -- psql -h /run/postgresql \
+		-d fulcrum -XtAc "SELECT app || '.' || name FROM django_migrations" | LC_ALL=C sort -u))
+	[[ -s $shipped && -z $missing ]] || fail "$shipped: empty, or names migrations not applied: $missing"
+	pass "$shipped: $(wc -l <"$shipped") migrations, each applied"
 	expect "fulcrum-manage check" fulcrum-manage check --fail-level WARNING -v 0
 	out=$(fulcrum-manage check --deploy 2>&1) || fail "fulcrum-manage check --deploy: $out"
 	pass "fulcrum-manage check --deploy: $(grep -c '^?: (security' <<<"$out" || true) security hints (nginx in front sets HSTS and redirects)"

@@ -307,6 +307,12 @@ def test_the_api_on_a_standby_reads_and_refuses_changes_until_promoted(pair):
         return json.loads(manage(server, "shell", "-c", ASK_THE_API % (token, json.dumps(requests))).splitlines()[-1])
 
     manage(primary, "fulcrum_migrate", "-v", "0")
+    # What fulcrum-management compares with django_migrations to skip a new master's migration
+    # (the package's fulcrum/migrations.txt): every migration of the code, recorded once migrated.
+    shipped = manage(primary, "fulcrum_migrate", "--shipped").split()
+    with psycopg.connect(f"host={primary.run} user=postgres dbname=fulcrum") as conn:
+        applied = {f"{app}.{name}" for app, name in conn.execute("SELECT app, name FROM django_migrations")}
+    assert {"auth.0001_initial", "cluster.0001_initial"} <= set(shipped) <= applied, (shipped, applied)
     manage(primary, "fulcrum_admin", "--password-file", str(home / "admin.password"), "--reset")
     token = manage(primary, "fulcrum_token", "admin", "--name", "replicated").strip()
     (home / "cluster.env").write_text("FULCRUM_CLUSTER_JOINED=192.0.2.10\nFULCRUM_CLUSTER_NODE=lb2\n")

@@ -175,7 +175,8 @@ class Appliance:
         self.started = time.monotonic()
         with open(self.workdir / "qemu.log", "wb") as log:
             self.qemu = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        booted.append(self)
+        if self not in booted:  # booted again after a power-off
+            booted.append(self)
         if not console:
             return
         deadline = time.monotonic() + 30
