@@ -41,3 +41,4 @@ class AuditAction:
     AUTOMATIC_ROLLBACK = "automatic-rollback"
     APPLIANCE_JOIN = "appliance-join"
     APPLIANCE_JOIN_REFUSED = "appliance-join-refused"
+    CLUSTER_SWITCHOVER = "cluster-switchover"

@@ -33,6 +33,8 @@ FULCRUM_CONSOLE_KEY    the console's private key as the API may read it, which a
 FULCRUM_MGMT_VIP       the cluster's management VIP (an address), from management.env; empty:
                        none, each appliance is managed at its own address
 FULCRUM_MGMT_VRID      its VRRP instance (default 250), which no HA group may take
+FULCRUM_MANAGEMENT_SOCKET where the API asks the management VIP's root side for a switchover
+                       (default /run/fulcrum-management/request.sock: fulcrum-management-request.socket)
 """
 
 import os
@@ -175,6 +177,7 @@ FULCRUM_MGMT_VIP = os.environ.get("FULCRUM_MGMT_VIP", "")
 if FULCRUM_MGMT_VIP and not re.fullmatch(r"[0-9A-Fa-f.:]{2,45}", FULCRUM_MGMT_VIP):
     raise RuntimeError(f"FULCRUM_MGMT_VIP must be an address: {FULCRUM_MGMT_VIP!r}")
 FULCRUM_MGMT_VRID = int(os.environ.get("FULCRUM_MGMT_VRID", "250"))  # as fulcrum-management's default
+FULCRUM_MANAGEMENT_SOCKET = os.environ.get("FULCRUM_MANAGEMENT_SOCKET", "/run/fulcrum-management/request.sock")
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
 # recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
 FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))

@@ -369,6 +369,14 @@ def test_node_standby(cli):
     cli("node", "standby", "lb9", check_code=3)
 
 
+def test_node_switchover_is_refused_without_a_management_vip(cli):
+    # The session's API is a single appliance's: nothing to hand over, said plainly (409). The
+    # image tier (tests/vm/image/test_join.py) switches a real pair over with this command.
+    result = cli("node", "switchover", check_code=4)
+    assert "no management VIP service" in result.stderr, result.stderr
+    assert cli.json("audit", "--action", "cluster-switchover")[0]["status"] == 409
+
+
 def test_join_code_create_join_list_and_revoke(cli, stack):
     out = cli.ok("join-code", "create")
     code = out.splitlines()[1].rsplit(" ", 1)[1]

@@ -122,18 +122,18 @@ unit_state() {
 check_units() {
 	local unit want
 	for unit in fulcrum-api.service:enabled fulcrum-replication.service:enabled \
-		fulcrum-management.service:enabled fulcrum-agent.service:enabled fulcrum-loadd.service:disabled \
-		haproxy.service:disabled keepalived.service:disabled; do
+		fulcrum-management.service:enabled fulcrum-management-request.socket:enabled \
+		fulcrum-agent.service:enabled fulcrum-loadd.service:disabled haproxy.service:disabled keepalived.service:disabled; do
 		want=${unit#*:} unit=${unit%:*}
 		[[ $(unit_state "$unit") == "$want" ]] || fail "$unit is $(unit_state "$unit"), not $want"
 	done
-	pass "enabled: fulcrum-api, fulcrum-replication, fulcrum-management, fulcrum-agent; disabled: fulcrum-loadd, haproxy, keepalived"
+	pass "enabled: fulcrum-api, fulcrum-replication, fulcrum-management (and its request socket), fulcrum-agent; disabled: fulcrum-loadd, haproxy, keepalived"
 	# fulcrum-firewall.service (After= of the agent) belongs to fulcrum-appliance.
 	local out
 	out=$(systemd-analyze verify --man=no "$UNIT_DIR"/fulcrum-{api,agent,loadd,expire-confirmations,replication,management}.service \
-		2>&1) || fail "systemd-analyze verify: $out"
+		"$UNIT_DIR"/fulcrum-management-request{.socket,@.service} 2>&1) || fail "systemd-analyze verify: $out"
 	[[ -z $out ]] || fail "systemd-analyze verify complains: $out"
-	pass "systemd-analyze verify: the six units are clean"
+	pass "systemd-analyze verify: the eight units are clean"
 }
 
 check_no_secret() {

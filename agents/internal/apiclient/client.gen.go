@@ -4086,6 +4086,14 @@ type Standby struct {
 // * `504` - 504
 type StatusEnum int
 
+// Switchover defines model for Switchover.
+type Switchover struct {
+	Detail string `json:"detail"`
+
+	// Standby The synchronous standby that takes the management VIP over.
+	Standby string `json:"standby"`
+}
+
 // TlsPolicyEnum * `modern` - Modern
 // * `intermediate` - Intermediate
 // * `legacy` - Legacy
@@ -6806,6 +6814,17 @@ type ClientInterface interface {
 	// (catching up, degraded: a standby is away).
 	ClusterReplicationRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ClusterSwitchoverCreate performs a POST /api/v1/cluster/switchover/ (the `ClusterSwitchoverCreate` operationId) request.
+	//
+	// Hand the management VIP, and the writable cluster database with it, over to the
+	// synchronous standby, on purpose (admins only; at the management VIP). Nothing is lost:
+	// this appliance's database is fenced, the standby catches up, then it is promoted and takes
+	// the VIP; this one follows it as its standby. The answer comes once it has started; the
+	// handover takes seconds, during which changes are refused (503) and the console signs in
+	// again at most once. Refused (409) when this appliance does not hold the VIP or no standby
+	// is synchronous.
+	ClusterSwitchoverCreate(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HaEventsList performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
 	// VRRP role changes reported by the nodes' agents, newest first.
@@ -8047,6 +8066,27 @@ func (c *Client) ClusterJoinRetrieve(ctx context.Context, codeId string, reqEdit
 // (catching up, degraded: a standby is away).
 func (c *Client) ClusterReplicationRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClusterReplicationRetrieveRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClusterSwitchoverCreate performs a POST /api/v1/cluster/switchover/ (the `ClusterSwitchoverCreate` operationId) request.
+//
+// Hand the management VIP, and the writable cluster database with it, over to the
+// synchronous standby, on purpose (admins only; at the management VIP). Nothing is lost:
+// this appliance's database is fenced, the standby catches up, then it is promoted and takes
+// the VIP; this one follows it as its standby. The answer comes once it has started; the
+// handover takes seconds, during which changes are refused (503) and the console signs in
+// again at most once. Refused (409) when this appliance does not hold the VIP or no standby
+// is synchronous.
+func (c *Client) ClusterSwitchoverCreate(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClusterSwitchoverCreateRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10996,6 +11036,33 @@ func NewClusterReplicationRetrieveRequest(server string) (*http.Request, error) 
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewClusterSwitchoverCreateRequest constructs an http.Request for the ClusterSwitchoverCreate method
+func NewClusterSwitchoverCreateRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cluster/switchover/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -15257,6 +15324,19 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ClusterReplicationRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterReplicationRetrieveResponse, error)
 
+	// ClusterSwitchoverCreateWithResponse performs a POST /api/v1/cluster/switchover/ (the `ClusterSwitchoverCreate` operationId) request.
+	//
+	// Hand the management VIP, and the writable cluster database with it, over to the
+	// synchronous standby, on purpose (admins only; at the management VIP). Nothing is lost:
+	// this appliance's database is fenced, the standby catches up, then it is promoted and takes
+	// the VIP; this one follows it as its standby. The answer comes once it has started; the
+	// handover takes seconds, during which changes are refused (503) and the console signs in
+	// again at most once. Refused (409) when this appliance does not hold the VIP or no standby
+	// is synchronous.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ClusterSwitchoverCreateWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterSwitchoverCreateResponse, error)
+
 	// HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
 	// VRRP role changes reported by the nodes' agents, newest first.
@@ -17769,6 +17849,75 @@ func (r ClusterReplicationRetrieveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ClusterReplicationRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClusterSwitchoverCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Switchover
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ClusterSwitchoverCreateResponse) GetJSON202() *Switchover {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClusterSwitchoverCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ClusterSwitchoverCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClusterSwitchoverCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ClusterSwitchoverCreateResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r ClusterSwitchoverCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClusterSwitchoverCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClusterSwitchoverCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClusterSwitchoverCreateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23817,6 +23966,25 @@ func (c *ClientWithResponses) ClusterReplicationRetrieveWithResponse(ctx context
 	return ParseClusterReplicationRetrieveResponse(rsp)
 }
 
+// ClusterSwitchoverCreateWithResponse performs a POST /api/v1/cluster/switchover/ (the `ClusterSwitchoverCreate` operationId) request.
+//
+// Hand the management VIP, and the writable cluster database with it, over to the
+// synchronous standby, on purpose (admins only; at the management VIP). Nothing is lost:
+// this appliance's database is fenced, the standby catches up, then it is promoted and takes
+// the VIP; this one follows it as its standby. The answer comes once it has started; the
+// handover takes seconds, during which changes are refused (503) and the console signs in
+// again at most once. Refused (409) when this appliance does not hold the VIP or no standby
+// is synchronous.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ClusterSwitchoverCreateWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterSwitchoverCreateResponse, error) {
+	rsp, err := c.ClusterSwitchoverCreate(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClusterSwitchoverCreateResponse(rsp)
+}
+
 // HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 //
 // VRRP role changes reported by the nodes' agents, newest first.
@@ -26613,6 +26781,60 @@ func ParseClusterReplicationRetrieveResponse(rsp *http.Response) (*ClusterReplic
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClusterSwitchoverCreateResponse parses an HTTP response from a ClusterSwitchoverCreateWithResponse call
+func ParseClusterSwitchoverCreateResponse(rsp *http.Response) (*ClusterSwitchoverCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClusterSwitchoverCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Switchover
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 

@@ -23,7 +23,7 @@ func (a *app) extraCommands(k *kind) []*cobra.Command {
 	case "certificate":
 		return []*cobra.Command{a.generateCertificateCommand(k)}
 	case "node":
-		return []*cobra.Command{a.standbyCommand(k)}
+		return []*cobra.Command{a.standbyCommand(k), a.switchoverCommand()}
 	}
 	return nil
 }
@@ -187,4 +187,36 @@ func (a *app) standbyCommand(k *kind) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&off, "off", false, "leave standby")
 	return cmd
+}
+
+// switchoverCommand hands the management VIP and the writable cluster database over to the
+// synchronous standby (POST /api/v1/cluster/switchover/, admins).
+func (a *app) switchoverCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "switchover",
+		Short: "Hand the management VIP and the cluster database over to the synchronous standby",
+		Long: "Hand the management VIP, and the writable cluster database with it, over to the appliance\n" +
+			"whose database is the synchronous standby; this one becomes its standby. Nothing is lost.\n" +
+			"Changes are refused for the few seconds it takes; this command then works on as before.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			body, err := apiclient.Read(c.ClusterSwitchoverCreate(cmd.Context()))
+			if err != nil {
+				return err
+			}
+			if a.flags.output != "table" {
+				return a.writeData(body)
+			}
+			var result apiclient.Switchover
+			if err := json.Unmarshal(body, &result); err != nil {
+				return err
+			}
+			a.say("%s", result.Detail)
+			return nil
+		},
+	}
 }

@@ -376,6 +376,11 @@ class MembershipSerializer(serializers.Serializer):
     )
 
 
+class SwitchoverSerializer(serializers.Serializer):
+    standby = serializers.CharField(help_text="The synchronous standby that takes the management VIP over.")
+    detail = serializers.CharField()
+
+
 class StandbySerializer(serializers.Serializer):
     name = serializers.CharField(help_text="The standby's node name.")
     address = serializers.CharField(allow_null=True)

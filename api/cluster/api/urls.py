@@ -17,5 +17,6 @@ urlpatterns = router.urls + [
     path("cluster/", views.MembershipView.as_view(), name="cluster-membership"),
     path("cluster/join/", views.JoinRedeemView.as_view(), name="cluster-join"),
     path("cluster/replication/", views.ReplicationView.as_view(), name="cluster-replication"),
+    path("cluster/switchover/", views.SwitchoverView.as_view(), name="cluster-switchover"),
     path("cluster/join/<str:code_id>/", views.JoinDiscoveryView.as_view(), name="cluster-join-discovery"),
 ]

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from accounts import audit
 from accounts.choices import AuditAction
 from accounts.throttling import OpenThrottledView
-from cluster import join, replication, standby
+from cluster import handover, join, replication, standby
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
 from cluster.models import HaEvent, HaGroup, IpvsSync, JoinCode, Node
@@ -341,3 +341,45 @@ class ReplicationView(APIView):
         connection.ensure_connection()
         state = replication.read_status(connection.connection)
         return Response(serializers.ReplicationSerializer(state.as_json()).data)
+
+
+class SwitchoverView(APIView):
+    """Hand the management VIP, and the writable cluster database with it, over to the
+    synchronous standby, on purpose (admins only; at the management VIP). Nothing is lost:
+    this appliance's database is fenced, the standby catches up, then it is promoted and takes
+    the VIP; this one follows it as its standby. The answer comes once it has started; the
+    handover takes seconds, during which changes are refused (503) and the console signs in
+    again at most once. Refused (409) when this appliance does not hold the VIP or no standby
+    is synchronous."""
+
+    admin_only = True
+    audit_actions = {"post": AuditAction.CLUSTER_SWITCHOVER}
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: serializers.SwitchoverSerializer,
+            409: OpenApiResponse(description="refused: no management VIP here, or no synchronous standby"),
+        },
+    )
+    def post(self, request):
+        def record(standby, code=202, why=""):
+            audit.record_event(
+                AuditAction.CLUSTER_SWITCHOVER, request=request, status_code=code, object_type="node",
+                object_name=standby, detail=why or f"the management VIP goes to {standby}",
+            )  # fmt: skip
+
+        ready = []
+
+        def started(standby):  # before the root side starts: this database still takes changes
+            ready.append(standby)
+            record(standby)
+
+        try:
+            standby = handover.switchover(started)
+        except handover.Refused as refused:
+            if ready:  # audited as started: say that it did not
+                record(ready[0], status.HTTP_409_CONFLICT, str(refused))
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+        detail = f"Switching over: {standby} takes the management VIP and the cluster database; this one follows it."
+        return Response({"standby": standby, "detail": detail}, status=status.HTTP_202_ACCEPTED)

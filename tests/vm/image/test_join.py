@@ -199,9 +199,16 @@ def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, 
     box, api = joined["box"], joined["api"]  # api: the first appliance's own address
     at_vip = vip_client(api)
     before = at_vip.create("/api/v1/pools/", name="before-switchover", algorithm="round-robin")
-    done = appliance.ssh("/usr/lib/fulcrum/bin/fulcrum-management switchover", timeout=300)
-    assert "handed over" in done.stderr, done.stderr
+    # Asked through the API at the VIP (what the console's button and `fulcrum node switchover` do).
+    asked = at_vip.post("/api/v1/cluster/switchover/")
+    assert asked.status_code == 202 and asked.json()["standby"] == JOINED, asked.text
     box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60, f"{JOINED} holds the management VIP")
+    appliance.wait_until(
+        lambda: "handed over" in appliance.ssh("journalctl -o cat -u fulcrum-management-switchover").stdout, 120,
+        "the switchover's end, in its journal",
+    )  # fmt: skip
+    entry = at_vip.get("/api/v1/audit/", params={"action": "cluster-switchover"}).json()["results"][0]
+    assert (entry["status"], entry["object_name"], entry["actor"]) == (202, JOINED, "admin"), entry
     state = box.wait_until(lambda: replication_state(at_vip, "synchronous"), 180, "synchronous the other way round")
     assert state["role"] == "primary" and [s["name"] for s in state["standbys"]] == [appliance.hostname], state
     assert box.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "MASTER"

@@ -434,6 +434,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cluster/switchover/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Hand the management VIP, and the writable cluster database with it, over to the
+         *     synchronous standby, on purpose (admins only; at the management VIP). Nothing is lost:
+         *     this appliance's database is fenced, the standby catches up, then it is promoted and takes
+         *     the VIP; this one follows it as its standby. The answer comes once it has started; the
+         *     handover takes seconds, during which changes are refused (503) and the console signs in
+         *     again at most once. Refused (409) when this appliance does not hold the VIP or no standby
+         *     is synchronous.
+         */
+        post: operations["cluster_switchover_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ha-events/": {
         parameters: {
             query?: never;
@@ -3520,6 +3545,11 @@ export interface components {
          * @enum {integer}
          */
         StatusEnum: 400 | 401 | 403 | 404 | 405 | 407 | 408 | 410 | 413 | 425 | 429 | 500 | 501 | 502 | 503 | 504;
+        Switchover: {
+            /** @description The synchronous standby that takes the management VIP over. */
+            standby: string;
+            detail: string;
+        };
         /**
          * @description * `modern` - Modern
          *     * `intermediate` - Intermediate
@@ -4574,6 +4604,37 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    cluster_switchover_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Switchover"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description refused: no management VIP here, or no synchronous standby */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     ha_events_list: {

@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult, Replication } from '../types';
+import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult, Replication, Switchover } from '../types';
 
 export function listNodes(): Promise<Node[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/nodes/', { params: { query: { limit, offset } } })));
@@ -68,4 +68,13 @@ export async function revokeJoinCode(id: number): Promise<void> {
 /** How the cluster database replicates: this appliance's role, its standbys and their lag. */
 export function getReplication(): Promise<Replication> {
   return unwrap(api.GET('/api/v1/cluster/replication/'));
+}
+
+/**
+ * Hands the management VIP, and the writable cluster database with it, over to the
+ * synchronous standby (admins). Answered once it has started; refused (409, `{detail}`)
+ * where no management VIP is held or no standby is synchronous.
+ */
+export function switchOver(): Promise<Switchover> {
+  return unwrap(api.POST('/api/v1/cluster/switchover/'));
 }

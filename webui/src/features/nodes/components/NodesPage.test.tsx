@@ -259,6 +259,36 @@ describe('NodesPage', () => {
     expect(await screen.findByRole('button', { name: 'Take part again: lb1' })).toBeInTheDocument();
   });
 
+  it('switches over to the synchronous standby after a confirmation, or shows the refusal', async () => {
+    const lb2 = { name: 'lb2', address: '192.0.2.12', state: 'streaming', sync_state: 'quorum', lag_bytes: 0, silent_s: 0.2, flushes: true };
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    mockApi('GET', '/api/v1/cluster/replication/', { status: 200, body: { ...SINGLE, state: 'synchronous', standbys: [lb2], slots: ['lb2'] } });
+    mockApi('POST', '/api/v1/cluster/switchover/', { status: 409, body: { detail: 'lb2 did not catch up within 30 s: nothing handed over' } });
+    const { user } = renderWithProviders(<NodesPage />);
+    const panel = await screen.findByRole('region', { name: 'Cluster database' });
+    await user.click(await within(panel).findByRole('button', { name: 'Switch over to lb2' }));
+    expect(apiCalls.some((call) => call.method === 'POST')).toBe(false);
+    await user.click(within(panel).getByRole('button', { name: 'Yes, switch over: the management VIP to lb2' }));
+    expect(await within(panel).findByRole('alert')).toHaveTextContent('lb2 did not catch up within 30 s: nothing handed over');
+
+    const detail = 'Switching over: lb2 takes the management VIP and the cluster database; this one follows it.';
+    mockApi('POST', '/api/v1/cluster/switchover/', { status: 202, body: { standby: 'lb2', detail } });
+    await user.click(within(panel).getByRole('button', { name: 'Switch over to lb2' }));
+    await user.click(within(panel).getByRole('button', { name: 'Yes, switch over: the management VIP to lb2' }));
+    expect(await within(panel).findByText(detail)).toBeInTheDocument();
+    expect(apiCalls.filter((call) => call.method === 'POST' && call.path === '/api/v1/cluster/switchover/')).toHaveLength(2);
+  });
+
+  it('offers no switchover without a standby that confirms commits', async () => {
+    const catching = { name: 'lb2', address: '192.0.2.12', state: 'catchup', sync_state: 'potential', lag_bytes: 9000, silent_s: 0.2, flushes: false };
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    mockApi('GET', '/api/v1/cluster/replication/', { status: 200, body: { ...SINGLE, state: 'catching-up', standbys: [catching], slots: ['lb2'] } });
+    renderWithProviders(<NodesPage />);
+    const panel = await screen.findByRole('region', { name: 'Cluster database' });
+    expect(await within(panel).findByText(/catching up/)).toBeInTheDocument();
+    expect(within(panel).queryByRole('button', { name: /Switch over/ })).not.toBeInTheDocument();
+  });
+
   describe('for other roles', () => {
     const SYNCING = { ...SYNC, enabled: true, interface: 'eth1', sync_id: 9, ha_group: 7 };
     const NODES = [haNode(1, 'lb1', 14, { address: '10.0.1.3' }), haNode(2, 'lb2', 14)];
@@ -267,8 +297,12 @@ describe('NodesPage', () => {
       signedInAs(role);
       mockSync(SYNCING);
       mockApi('GET', '/api/v1/nodes/', { status: 200, body: page(NODES) });
+      // A standby that confirms commits: an admin could switch over, these roles cannot.
+      const lb2 = { name: 'lb2', address: '10.0.1.4', state: 'streaming', sync_state: 'sync', lag_bytes: 0, silent_s: 0.1, flushes: true };
+      mockApi('GET', '/api/v1/cluster/replication/', { status: 200, body: { ...SINGLE, state: 'synchronous', standbys: [lb2], slots: ['lb2'] } });
       const rendered = renderWithProviders(<NodesPage />);
       await sessionLoaded(rendered.queryClient);
+      await screen.findByText(/on two appliances before it is acknowledged/);
       return { ...rendered, table: await screen.findByRole('table', { name: 'Registered nodes' }) };
     }
 

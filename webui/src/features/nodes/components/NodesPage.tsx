@@ -135,7 +135,7 @@ export function NodesPage() {
             </>
           ) : null}
         </Panel>
-        <ReplicationPanel />
+        <ReplicationPanel canSwitchOver={can.canEdit} />
         <IpvsSyncPanel canEdit={can.canEdit} />
       </div>
     </>

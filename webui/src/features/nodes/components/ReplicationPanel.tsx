@@ -1,6 +1,7 @@
-import { Badge, type BadgeTone, ErrorState, LoadingState, Panel, TableWrap } from '@/components';
+import { Alert, Badge, type BadgeTone, ConfirmButton, ErrorState, LoadingState, Panel, TableWrap } from '@/components';
 import { formatQuantity } from '@/features/telemetry';
-import { useReplication } from '../hooks/useNodes';
+import { errorMessage } from '@/lib/api';
+import { useReplication, useSwitchover } from '../hooks/useNodes';
 import type { Replication, Standby } from '../types';
 
 const STATES: Record<Replication['state'], { tone: BadgeTone; text: string }> = {
@@ -26,11 +27,41 @@ function StandbyRow({ standby }: { standby: Standby }) {
   );
 }
 
-/** The cluster database: this appliance's role, whether commits wait for a standby, and each standby's lag. */
-export function ReplicationPanel() {
+/**
+ * An admin hands the management VIP and the writable database over to the synchronous
+ * standby, on purpose (before maintenance of this appliance); it then follows that one.
+ */
+function SwitchoverButton({ standby }: { standby: string }) {
+  const switchover = useSwitchover();
+  return (
+    <div className="runtime">
+      <ConfirmButton
+        size="small"
+        subject={`the management VIP to ${standby}`}
+        label={`Switch over to ${standby}`}
+        confirmLabel="Yes, switch over"
+        busy={switchover.isPending}
+        onConfirm={() => switchover.mutate()}
+      >
+        Switch over
+      </ConfirmButton>
+      <span role="status" className="runtime-status">
+        {switchover.data?.detail ?? ''}
+      </span>
+      {switchover.isError ? <Alert tone="error">{errorMessage(switchover.error)}</Alert> : null}
+    </div>
+  );
+}
+
+/**
+ * The cluster database: this appliance's role, whether commits wait for a standby, and each
+ * standby's lag; an admin can switch over to a standby that confirms commits.
+ */
+export function ReplicationPanel({ canSwitchOver = false }: { canSwitchOver?: boolean }) {
   const replication = useReplication();
   const data = replication.data;
   const state = data ? STATES[data.state] : null;
+  const target = data?.role === 'primary' ? data.standbys.find((s) => s.state === 'streaming' && (s.sync_state === 'sync' || s.sync_state === 'quorum')) : undefined;
   return (
     <Panel title="Cluster database">
       {replication.isPending ? <LoadingState /> : null}
@@ -64,6 +95,7 @@ export function ReplicationPanel() {
             </TableWrap>
           ) : null}
           {data.state === 'degraded' ? <p className="muted">Waiting for: {data.slots.join(', ')}.</p> : null}
+          {canSwitchOver && target ? <SwitchoverButton standby={target.name} /> : null}
         </>
       ) : null}
     </Panel>

@@ -13,6 +13,7 @@ import {
   revokeJoinCode,
   saveIpvsSync,
   setNodeStandby,
+  switchOver,
   updateNodeAddress,
 } from '../api/nodesApi';
 
@@ -92,4 +93,10 @@ export function useRevokeJoinCode() {
 /** The database's replication, refreshed with the nodes: a standby that goes away shows within one refresh. */
 export function useReplication() {
   return useQuery({ queryKey: queryKeys.replication, queryFn: getReplication, refetchInterval: REFRESH_MS });
+}
+
+/** A switchover: the replication state is read again at once (then the standby becomes the primary). */
+export function useSwitchover() {
+  const queryClient = useQueryClient();
+  return useMutation({ mutationFn: switchOver, onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.replication }) });
 }

@@ -14,6 +14,7 @@ export type JoinCode = Schemas['JoinCode'];
 export type JoinCodeCreated = Schemas['JoinCodeCreated'];
 export type Replication = Schemas['Replication'];
 export type Standby = Schemas['Standby'];
+export type Switchover = Schemas['Switchover'];
 /** What the Nodes page needs of the newest revision: its number and whether every node runs it. */
 export type NewestRevision = Pick<Schemas['Revision'], 'number' | 'live'>;
 /** An HA group as the IPVS sync settings offer it. */
