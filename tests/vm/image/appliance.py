@@ -94,6 +94,18 @@ class Segment:
         ip("link", "del", HOST_LINK, check=False)
         ip("netns", "del", self.name, check=False)
 
+    def cut(self, *rules):
+        """A partition on the segment: each rule (nft, of a bridge forward chain, e.g.
+        ``iifname "tap-01" oifname "tap-02" drop``) drops frames between the bridge's ports:
+        the appliances' taps and ``uplink``, the host's link (the gateway, the witness)."""
+        script = "add table bridge fulcrum_cut\nadd chain bridge fulcrum_cut forward { type filter hook forward priority 0; }\n"
+        script += "".join(f"add rule bridge fulcrum_cut forward {rule}\n" for rule in rules)
+        subprocess.run(["ip", "netns", "exec", self.name, "nft", "-f", "-"], input=script, text=True, check=True)
+
+    def heal(self):
+        subprocess.run(["ip", "netns", "exec", self.name, "nft", "delete", "table", "bridge", "fulcrum_cut"], check=False,
+                       capture_output=True)  # fmt: skip
+
     def report(self):
         """The segment as the host sees it: links, the bridge's ports and learnt MACs, ARP."""
         return "".join(
@@ -159,7 +171,7 @@ class Appliance:
                       "-serial", "chardev:ser0"]  # fmt: skip
         else:
             serial = ["-serial", f"file:{self.workdir / 'serial.log'}"]
-        tap = self.segment.tap(f"tap-{self.mac[-2:]}")
+        tap = self.segment.tap(self.tap)
         argv = [
             "ip", "netns", "exec", self.segment.name,
             "qemu-system-x86_64", "-accel", "tcg", "-m", str(self.memory_mib), "-smp", str(self.cpus),
@@ -190,6 +202,11 @@ class Appliance:
                                                 timeout=60)  # fmt: skip
         # What the driver read, as it read it (serial.log has the whole console); closed in stop().
         self.serial.logfile_read = open(self.workdir / "serial-driver.log", "a")  # noqa: SIM115
+
+    @property
+    def tap(self):
+        """Its NIC's port on the segment's bridge."""
+        return f"tap-{self.mac[-2:]}"
 
     def stop(self):
         if self in booted:

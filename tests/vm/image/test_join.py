@@ -380,6 +380,88 @@ def test_the_powered_off_primary_comes_back_as_a_standby(appliance, joined):
     assert at_vip.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
 
 
+def primary_databases(appliances):
+    query = "runuser -u postgres -- psql -XtAc 'SELECT pg_is_in_recovery()'"
+    return {box.address for box in appliances if box.ssh(query).stdout.strip() == "f"}
+
+
+def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
+    """The first appliance, the primary, is cut off from the second and from the witness (its
+    pings to the gateway are dropped; SSH from the host still reaches it, to look), while the
+    second still reaches the witness, under an operator's stream of changes at the VIP. The
+    second alone then holds the management VIP and takes changes; the first gives the VIP up
+    and refuses them (fenced). Healed, the first rejoins as the second's standby, and no
+    acknowledged change is lost; a switchover makes the first the primary again (for
+    test_upgrade.py)."""
+    box, api = joined["box"], joined["api"]
+    at_vip = vip_client(api)
+    assert holders((appliance, box), MGMT_VIP) == {MGMT}
+    appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 120, "synchronous before the partition")
+    first, second = appliance.tap, box.tap
+    cut = (
+        f'iifname "{first}" oifname "{second}" drop', f'iifname "{second}" oifname "{first}" drop',
+        f'iifname "{first}" oifname "uplink" ip protocol icmp drop',
+        f'iifname "uplink" oifname "{first}" ip protocol icmp drop',
+    )  # fmt: skip
+    with ChangeLoop(at_vip, interval=0.5) as changes:
+        time.sleep(3)
+        t0 = time.monotonic()
+        segment.cut(*cut)
+        try:
+            box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60,
+                           f"{JOINED} alone holds the management VIP")  # fmt: skip
+            moved = time.monotonic()
+            box.wait_until(
+                lambda: changes.first_acknowledged_after(moved), 120, "a change accepted during the partition"
+            )
+            assert appliance.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "FAULT"
+            assert primary_databases((box,)) == {ADDRESS}
+            fenced = appliance.ssh("runuser -u postgres -- psql -XtAc 'SHOW default_transaction_read_only'").stdout
+            assert fenced.strip() == "on", fenced
+            refused = api.post("/api/v1/pools/", json={"name": "on-the-cut-off", "algorithm": "round-robin"})
+            assert refused.status_code == 503, refused.text
+            partitioned = time.monotonic()
+        finally:
+            segment.heal()
+        healed = time.monotonic()
+        state = appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 600, "the first streams again")
+        rejoined = time.monotonic()
+        time.sleep(2)
+    assert [s["name"] for s in state["standbys"]] == [appliance.hostname], state
+    assert holders((appliance, box), MGMT_VIP) == {ADDRESS}
+    assert primary_databases((appliance, box)) == {ADDRESS}  # one primary
+    acknowledged = changes.acknowledged()
+    names = {p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]}
+    lost = sorted(set(acknowledged) - names)
+    figures = {
+        "vip_moved_after_s": round(moved - t0, 3), "partition_s": round(partitioned - t0, 3),
+        "streaming_again_after_heal_s": round(rejoined - healed, 3), "changes_sent": len(changes.records),
+        "changes_acknowledged": len(acknowledged), "changes_lost": len(lost),
+        "acknowledged_during_partition": sum(1 for t, _n, st in changes.records if t0 <= t < healed and st == 201),
+    }  # fmt: skip
+    (segment_artifacts() / "pair-partition.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"the pair through a partition: {figures}")
+    assert acknowledged and lost == [] and "on-the-cut-off" not in names, (lost, figures)
+    # Every acknowledged change is on the rejoined first appliance too.
+    local = vip_client(api)
+    local.base_url = appliance.url
+    appliance.wait_until(
+        lambda: set(acknowledged) <= {p["name"] for p in local.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]},
+        60, "the acknowledged changes on the rejoined first appliance",
+    )  # fmt: skip
+    for pool in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]:
+        if pool["name"].startswith("ack-"):
+            at_vip.delete(f"/api/v1/pools/{pool['id']}/")
+    # Back to the first as the primary.
+    asked = at_vip.post("/api/v1/cluster/switchover/")
+    assert asked.status_code == 202 and asked.json()["standby"] == appliance.hostname, asked.text
+    appliance.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {MGMT}, 60, "the first holds the VIP again")
+    state = appliance.wait_until(
+        lambda: replication_state(at_vip, "synchronous"), 180, "synchronous, the first primary"
+    )
+    assert [s["name"] for s in state["standbys"]] == [JOINED], state
+
+
 def segment_artifacts():
     out = ARTIFACTS / "pair"
     out.mkdir(parents=True, exist_ok=True)
