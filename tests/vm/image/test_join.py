@@ -4,8 +4,10 @@ synchronous standby of the first's. The first hands the management VIP and the w
 database over to it (a switchover). Then the two are also a VRRP pair for a VIP on the
 management segment, and the second, master of both, is powered off under a client's request
 loop and an operator's stream of changes: the first takes both VIPs over and loses no change.
-Booted again, the second rejoins as the first's standby (the first is the primary at the end,
-for test_upgrade.py).
+Booted again, the second rejoins as the first's standby. Then the first is cut off from the
+second and from the witness: the second alone takes the VIP and changes, and after the heal
+the first rejoins; switched back over, the first is the primary at the end (for
+test_upgrade.py).
 
 After test_image.py (file-name order): the first appliance is set up, its services applied.
 Both are on the management segment (``Segment``) and reach each other directly. The second
