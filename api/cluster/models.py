@@ -48,6 +48,14 @@ class Node(models.Model):
     vrrp_status = models.JSONField(
         default=list, editable=False, help_text="Per HA group: the node's VRRP state, priority and since when."
     )
+    management = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        editable=False,
+        help_text="The appliance's VRRP state for the cluster's management VIP (master: it holds the VIP and its "
+        "database takes changes); blank: none reported.",
+    )
     status_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     version = version_field()

@@ -76,6 +76,9 @@ type options struct {
 	confirmGrace  time.Duration
 	telemetry     time.Duration
 	once          bool
+	// managementState is fulcrum-management's state file: this appliance's role for the
+	// cluster's management VIP, sent with the node's status; empty: none.
+	managementState string
 }
 
 func main() {
@@ -134,6 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		"after applying a revision that awaits confirmation: how long past its deadline to wait for an answer from the API before going back to the previous revision")
 	fs.DurationVar(&o.telemetry, "telemetry-interval", telemetry.DefaultInterval,
 		"how often to send the services' and members' traffic and health to the API; 0 disables")
+	fs.StringVar(&o.managementState, "management-state", "",
+		"fulcrum-management's state file (this appliance's part in the cluster's management VIP), sent with the node's status; empty: none")
 	fs.BoolVar(&o.once, "once", false, "run one poll/apply cycle, then exit (non-zero if it failed)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -264,6 +269,9 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 	n.reporter = &status.Reporter{
 		Sender: api, Networks: status.IPAddr{ExecPrefix: prefix}, IPVS: n.ipvsStatuses, Members: n.feedback.Members,
 		VRRP: n.vrrpStatuses, Logger: logger,
+	}
+	if o.managementState != "" {
+		n.reporter.Management = status.ManagementState(o.managementState)
 	}
 	if o.telemetry > 0 {
 		n.telemetry = n.newTelemetry(api, hap, store, o.telemetry)

@@ -1206,10 +1206,30 @@ type AgentReportStateEnum string
 
 // AgentStatusRequest What the agent sees on its node, sent when it changes and at least every minute.
 type AgentStatusRequest struct {
-	Ipvs     *[]IpvsStatusRequest   `json:"ipvs,omitempty"`
-	Members  *[]MemberStatusRequest `json:"members,omitempty"`
-	Networks []string               `json:"networks"`
-	Vrrp     *[]VrrpStatusRequest   `json:"vrrp,omitempty"`
+	Ipvs *[]IpvsStatusRequest `json:"ipvs,omitempty"`
+
+	// Management The appliance's state for the management VIP (fulcrum-management); absent: none.
+	//
+	// * `master` - Master
+	// * `backup` - Backup
+	// * `fault` - Fault
+	// * `stopped` - Stopped
+	// * `unknown` - Unknown
+	Management *AgentStatusRequest_Management `json:"management,omitempty"`
+	Members    *[]MemberStatusRequest         `json:"members,omitempty"`
+	Networks   []string                       `json:"networks"`
+	Vrrp       *[]VrrpStatusRequest           `json:"vrrp,omitempty"`
+}
+
+// AgentStatusRequest_Management The appliance's state for the management VIP (fulcrum-management); absent: none.
+//
+// * `master` - Master
+// * `backup` - Backup
+// * `fault` - Fault
+// * `stopped` - Stopped
+// * `unknown` - Unknown
+type AgentStatusRequest_Management struct {
+	union json.RawMessage
 }
 
 // AgentTelemetryRequest What an agent saw on its node over the last “interval_s“ (sent every 10 s). Names that
@@ -2558,8 +2578,11 @@ type Node struct {
 	Id              *int          `json:"id,omitempty"`
 	IpvsStatus      *[]IpvsStatus `json:"ipvs_status,omitempty"`
 	LastSeen        *time.Time    `json:"last_seen,omitempty"`
-	Name            string        `json:"name"`
-	Networks        *[]string     `json:"networks,omitempty"`
+
+	// Management The appliance's VRRP state for the cluster's management VIP (master: it holds the VIP and its database takes changes); blank: none reported.
+	Management *string   `json:"management,omitempty"`
+	Name       string    `json:"name"`
+	Networks   *[]string `json:"networks,omitempty"`
 
 	// Standby An operator asked the node to give up every master role.
 	Standby  *bool      `json:"standby,omitempty"`
@@ -2578,8 +2601,11 @@ type NodeCreate struct {
 	Id              *int          `json:"id,omitempty"`
 	IpvsStatus      *[]IpvsStatus `json:"ipvs_status,omitempty"`
 	LastSeen        *time.Time    `json:"last_seen,omitempty"`
-	Name            string        `json:"name"`
-	Networks        *[]string     `json:"networks,omitempty"`
+
+	// Management The appliance's VRRP state for the cluster's management VIP (master: it holds the VIP and its database takes changes); blank: none reported.
+	Management *string   `json:"management,omitempty"`
+	Name       string    `json:"name"`
+	Networks   *[]string `json:"networks,omitempty"`
 
 	// Standby An operator asked the node to give up every master role.
 	Standby  *bool      `json:"standby,omitempty"`
@@ -5076,6 +5102,68 @@ func (a Error) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// AsVrrpStateEnum returns the union data inside the AgentStatusRequest_Management as a VrrpStateEnum
+func (t AgentStatusRequest_Management) AsVrrpStateEnum() (VrrpStateEnum, error) {
+	var body VrrpStateEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromVrrpStateEnum overwrites any union data inside the AgentStatusRequest_Management as the provided VrrpStateEnum
+func (t *AgentStatusRequest_Management) FromVrrpStateEnum(v VrrpStateEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeVrrpStateEnum performs a merge with any union data inside the AgentStatusRequest_Management, using the provided VrrpStateEnum
+func (t *AgentStatusRequest_Management) MergeVrrpStateEnum(v VrrpStateEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBlankEnum returns the union data inside the AgentStatusRequest_Management as a BlankEnum
+func (t AgentStatusRequest_Management) AsBlankEnum() (BlankEnum, error) {
+	var body BlankEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBlankEnum overwrites any union data inside the AgentStatusRequest_Management as the provided BlankEnum
+func (t *AgentStatusRequest_Management) FromBlankEnum(v BlankEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBlankEnum performs a merge with any union data inside the AgentStatusRequest_Management, using the provided BlankEnum
+func (t *AgentStatusRequest_Management) MergeBlankEnum(v BlankEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgentStatusRequest_Management) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgentStatusRequest_Management) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsError00 returns the union data inside the Error_0_Item as a Error00
 func (t Error_0_Item) AsError00() (Error00, error) {
 	var body Error00
@@ -6609,13 +6697,15 @@ type ClientInterface interface {
 	// AgentStatusCreateWithBody performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+	// its VRRP states, and the appliance's part in the management VIP.
 	AgentStatusCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentStatusCreate performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
-	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+	// its VRRP states, and the appliance's part in the management VIP.
 	AgentStatusCreate(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AgentTelemetryCreateWithBody performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request,
@@ -7551,7 +7641,8 @@ func (c *Client) AgentReportsCreate(ctx context.Context, body AgentReportsCreate
 // AgentStatusCreateWithBody performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request,
 // with any type of body and a specified content type.
 //
-// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+// its VRRP states, and the appliance's part in the management VIP.
 func (c *Client) AgentStatusCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentStatusCreateRequestWithBody(c.Server, contentType, body)
 	if err != nil {
@@ -7567,7 +7658,8 @@ func (c *Client) AgentStatusCreateWithBody(ctx context.Context, contentType stri
 // AgentStatusCreate performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request.
 // Takes a body of the `application/json` content type.
 //
-// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+// its VRRP states, and the appliance's part in the management VIP.
 func (c *Client) AgentStatusCreate(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentStatusCreateRequest(c.Server, body)
 	if err != nil {
@@ -15075,7 +15167,8 @@ type ClientWithResponsesInterface interface {
 	// AgentStatusCreateWithBodyWithResponse performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+	// its VRRP states, and the appliance's part in the management VIP.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	AgentStatusCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentStatusCreateResponse, error)
@@ -15083,7 +15176,8 @@ type ClientWithResponsesInterface interface {
 	// AgentStatusCreateWithResponse performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+	// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+	// its VRRP states, and the appliance's part in the management VIP.
 	AgentStatusCreateWithResponse(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentStatusCreateResponse, error)
 
 	// AgentTelemetryCreateWithBodyWithResponse performs a POST /api/v1/agent/telemetry/ (the `AgentTelemetryCreate` operationId) request,
@@ -23525,7 +23619,8 @@ func (c *ClientWithResponses) AgentReportsCreateWithResponse(ctx context.Context
 // AgentStatusCreateWithBodyWithResponse performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request,
 // with any type of body and a specified content type.
 //
-// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+// its VRRP states, and the appliance's part in the management VIP.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) AgentStatusCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentStatusCreateResponse, error) {
@@ -23539,7 +23634,8 @@ func (c *ClientWithResponses) AgentStatusCreateWithBodyWithResponse(ctx context.
 // AgentStatusCreateWithResponse performs a POST /api/v1/agent/status/ (the `AgentStatusCreate` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads.
+// What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+// its VRRP states, and the appliance's part in the management VIP.
 func (c *ClientWithResponses) AgentStatusCreateWithResponse(ctx context.Context, body AgentStatusCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentStatusCreateResponse, error) {
 	rsp, err := c.AgentStatusCreate(ctx, body, reqEditors...)
 	if err != nil {

@@ -100,6 +100,10 @@ type NodeStatus struct {
 	Members []MemberStatus `json:"members"`
 	// VRRP has the node's state in each of its HA groups.
 	VRRP []VRRPStatus `json:"vrrp"`
+	// Management is the appliance's state for the cluster's management VIP
+	// (fulcrum-management's, named as VRRP states are: master, backup, fault,
+	// stopped); empty when it has none.
+	Management string `json:"management,omitempty"`
 }
 
 // VRRPStatus is the node's VRRP state in one HA group.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"os/exec"
 	"reflect"
 	"slices"
@@ -124,6 +125,9 @@ type Reporter struct {
 	Members func() []client.MemberStatus
 	// VRRP returns the node's VRRP state in each HA group; nil means none.
 	VRRP func() []client.VRRPStatus
+	// Management returns the appliance's state for the management VIP; nil
+	// means none (ManagementState reads fulcrum-management's file).
+	Management func() string
 	// Poll and Refresh; zero means DefaultPoll and DefaultRefresh.
 	Poll, Refresh time.Duration
 	// Logger; nil means slog.Default().
@@ -173,6 +177,9 @@ func (r *Reporter) step(ctx context.Context) error {
 	if r.VRRP != nil {
 		s.VRRP = append(s.VRRP, r.VRRP()...)
 	}
+	if r.Management != nil {
+		s.Management = r.Management()
+	}
 	now := r.now()
 	if r.sent != nil && sameStatus(*r.sent, s) && now.Sub(r.sentAt) < orDefault(r.Refresh, DefaultRefresh) {
 		return nil
@@ -195,6 +202,21 @@ func (r *Reporter) note(err error) {
 	case err == nil && r.lastFail != "":
 		r.logger().Info("status: sent again")
 		r.lastFail = ""
+	}
+}
+
+// ManagementState reads fulcrum-management's state file at each status and
+// names it as the API names VRRP states: master (this appliance holds the
+// management VIP), backup, fault or stopped; "" when the file is missing (no
+// management VIP, or its keepalived has not started) or holds anything else.
+func ManagementState(path string) func() string {
+	names := map[string]string{"MASTER": "master", "BACKUP": "backup", "FAULT": "fault", "STOP": "stopped"}
+	return func() string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		return names[strings.TrimSpace(string(data))]
 	}
 }
 

@@ -225,3 +225,45 @@ func vrrpState(state string, sec int) []client.VRRPStatus {
 	since := time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC)
 	return []client.VRRPStatus{{Group: "web", State: state, Priority: 150, Since: &since}}
 }
+
+// fulcrum-management's state file, as it changes, is in the statuses sent.
+func TestManagementStateIsSentWhenItChanges(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state")
+	sender, nets := &fakeSender{}, &fakeNetworks{}
+	r := &Reporter{
+		Sender:     sender,
+		Networks:   nets,
+		Management: ManagementState(file),
+		Logger:     slog.New(slog.DiscardHandler),
+	}
+	for i, step := range []struct {
+		content  string // "-": no file
+		want     string
+		wantSent bool
+	}{
+		{"-", "", true}, // no management VIP (yet): nothing said about it
+		{"BACKUP\n", "backup", true},
+		{"BACKUP\n", "backup", false},
+		{"MASTER\n", "master", true},
+		{"master; rm -rf /\n", "", true}, // not one of its states: nothing said
+		{"FAULT", "fault", true},
+		{"STOP\n", "stopped", true},
+	} {
+		if step.content == "-" {
+			_ = os.Remove(file)
+		} else if err := os.WriteFile(file, []byte(step.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		nets.answers = []networksAnswer{{networks: []string{"10.0.0.1/24"}}}
+		before := len(sender.got)
+		if err := r.Step(context.Background()); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if sent := len(sender.got) > before; sent != step.wantSent {
+			t.Fatalf("step %d: sent = %v, want %v", i, sent, step.wantSent)
+		}
+		if got := sender.got[len(sender.got)-1].Management; got != step.want {
+			t.Errorf("step %d: management = %q, want %q", i, got, step.want)
+		}
+	}
+}

@@ -64,9 +64,12 @@ class NodeSerializer(VersionedSerializerMixin, StrictModelSerializer):
             "networks",
             "ipvs_status",
             "vrrp",
+            "management",
             "status_at",
         ]
-        read_only_fields = ["standby", "last_seen", "applied_revision", "networks", "ipvs_status", "status_at"]
+        read_only_fields = [
+            "standby", "last_seen", "applied_revision", "networks", "ipvs_status", "management", "status_at",
+        ]  # fmt: skip
 
     def validate(self, attrs):
         name, address = self.merged(attrs, "name", "address").values()
@@ -131,6 +134,10 @@ class AgentStatusSerializer(StrictSerializer):
     ipvs = IpvsStatusSerializer(many=True, max_length=10_000, required=False, default=list)
     members = MemberStatusSerializer(many=True, max_length=100_000, required=False, default=list)
     vrrp = VrrpStatusSerializer(many=True, max_length=1_000, required=False, default=list)
+    management = serializers.ChoiceField(
+        choices=VRRP_STATES, required=False, allow_blank=True, default="",
+        help_text="The appliance's state for the management VIP (fulcrum-management); absent: none.",
+    )  # fmt: skip
 
     def validate_networks(self, value):
         for cidr in value:

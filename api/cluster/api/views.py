@@ -216,7 +216,8 @@ class AgentReportView(AgentView):
 
 
 class AgentStatusView(AgentView):
-    """What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads."""
+    """What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+    its VRRP states, and the appliance's part in the management VIP."""
 
     @extend_schema(request=serializers.AgentStatusSerializer, responses={204: None})
     def post(self, request):
@@ -227,8 +228,9 @@ class AgentStatusView(AgentView):
         node.ipvs_status = status_.validated_data["ipvs"]
         node.member_status = serializers.MemberStatusSerializer(status_.validated_data["members"], many=True).data
         node.vrrp_status = serializers.VrrpStatusSerializer(status_.validated_data["vrrp"], many=True).data
+        node.management = status_.validated_data["management"]
         node.status_at = timezone.now()
-        node.save(update_fields=["networks", "ipvs_status", "member_status", "vrrp_status", "status_at"])
+        node.save(update_fields=["networks", "ipvs_status", "member_status", "vrrp_status", "management", "status_at"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -243,6 +243,19 @@ class HaRevisionTest(APITestCase):
             self.client.post("/api/v1/agent/events/", {"events": [event]}, format="json").status_code, (401, 403)
         )
 
+    def test_each_appliances_part_in_the_management_vip(self):
+        for agent, state in ((self.agent1, "master"), (self.agent2, "backup")):
+            answer = agent.post("/api/v1/agent/status/", {"networks": [], "management": state}, format="json")
+            self.assertEqual(answer.status_code, 204, answer.data)
+        nodes = {n["name"]: n["management"] for n in self.client.get("/api/v1/nodes/").data["results"]}
+        self.assertEqual((nodes["lb1"], nodes["lb2"]), ("master", "backup"))
+        # An agent without a management VIP says nothing about it: none.
+        self.assertEqual(self.agent2.post("/api/v1/agent/status/", {"networks": []}, format="json").status_code, 204)
+        self.assertEqual(self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data["management"], "")
+        bad = self.agent2.post("/api/v1/agent/status/", {"networks": [], "management": "MASTER; x"}, format="json")
+        self.assertEqual(bad.status_code, 400)
+        self.assertEqual(self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data["management"], "")
+
     def test_a_revision_is_live_when_every_node_applied_it(self):
         number = self._apply()
         for agent in (self.agent1, self.agent2):

@@ -121,6 +121,11 @@ def test_the_second_appliance_joins_from_its_seed(appliance, joined):
     membership = requests.get(f"{box.url}/api/v1/cluster/", verify=False, timeout=60).json()
     assert membership == {"member_of": f"https://{joined['target']}/", "node": JOINED, "read_only": "standby",
                           "primary": f"https://{MGMT_VIP}/"}  # fmt: skip
+    # The Nodes page shows each appliance's part in the management VIP, as its agent reports it.
+    appliance.wait_until(
+        lambda: {n["name"]: n["management"] for n in api.get("/api/v1/nodes/").json()["results"]}
+        == {appliance.hostname: "master", JOINED: "backup"}, 120, "each appliance's management VIP state on the Nodes page",
+    )  # fmt: skip
     # The join is in the cluster's audit log, without the code.
     entries = api.get("/api/v1/audit/", params={"action": "appliance-join"}).json()["results"]
     assert [e["object_name"] for e in entries] == [JOINED]

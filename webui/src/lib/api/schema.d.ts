@@ -67,7 +67,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads. */
+        /**
+         * @description What the agent sees on its node: its networks, the IPVS schedulers in force, DLLC members' loads,
+         *     its VRRP states, and the appliance's part in the management VIP.
+         */
         post: operations["agent_status_create"];
         delete?: never;
         options?: never;
@@ -1265,6 +1268,17 @@ export interface components {
             ipvs?: components["schemas"]["IpvsStatusRequest"][];
             members?: components["schemas"]["MemberStatusRequest"][];
             vrrp?: components["schemas"]["VrrpStatusRequest"][];
+            /**
+             * @description The appliance's state for the management VIP (fulcrum-management); absent: none.
+             *
+             *     * `master` - Master
+             *     * `backup` - Backup
+             *     * `fault` - Fault
+             *     * `stopped` - Stopped
+             *     * `unknown` - Unknown
+             * @default
+             */
+            management: components["schemas"]["VrrpStateEnum"] | components["schemas"]["BlankEnum"];
         };
         /**
          * @description What an agent saw on its node over the last ``interval_s`` (sent every 10 s). Names that
@@ -2307,6 +2321,8 @@ export interface components {
             readonly networks: string[];
             readonly ipvs_status: components["schemas"]["IpvsStatus"][];
             readonly vrrp: components["schemas"]["VrrpStatus"][];
+            /** @description The appliance's VRRP state for the cluster's management VIP (master: it holds the VIP and its database takes changes); blank: none reported. */
+            readonly management: string;
             /** Format: date-time */
             readonly status_at: string | null;
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
@@ -2326,6 +2342,8 @@ export interface components {
             readonly networks: string[];
             readonly ipvs_status: components["schemas"]["IpvsStatus"][];
             readonly vrrp: components["schemas"]["VrrpStatus"][];
+            /** @description The appliance's VRRP state for the cluster's management VIP (master: it holds the VIP and its database takes changes); blank: none reported. */
+            readonly management: string;
             /** Format: date-time */
             readonly status_at: string | null;
             /** @description The agent's secret; shown only in this answer. */

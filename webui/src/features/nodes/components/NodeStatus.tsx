@@ -49,9 +49,17 @@ export function NodeSchedulers({ node }: { node: Node }) {
 /** The node's state in each HA group it is in, with its priority, as its agent last reported it. */
 export function NodeVrrp({ node }: { node: Node }) {
   const groups = nodeVrrp(node);
-  if (groups.length === 0) return <span className="muted">{node.status_at ? 'in no HA group' : 'not reported'}</span>;
+  if (groups.length === 0 && !node.management) return <span className="muted">{node.status_at ? 'in no HA group' : 'not reported'}</span>;
   return (
     <ul className="cell-list ha-nodes" aria-label={`VRRP states of ${node.name}`}>
+      {node.management ? (
+        <li>
+          <span className="nowrap">
+            <span className="node-name">management VIP</span> <VrrpStateBadge state={node.management} />
+          </span>
+          {node.management === 'master' ? <div className="cell-note">holds it: the cluster database takes changes here</div> : null}
+        </li>
+      ) : null}
       {groups.map((status) => (
         <li key={status.group}>
           <span className="nowrap">

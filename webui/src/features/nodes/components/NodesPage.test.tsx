@@ -21,7 +21,7 @@ function mockNewest(number: number | null, live = true) {
 }
 
 function haNode(id: number, name: string, applied: number | null, more: object = {}) {
-  return { id, name, address: null, standby: false, last_seen: at, applied_revision: applied, status_at: at, networks: [], ipvs_status: [], vrrp: [], ...more };
+  return { id, name, address: null, standby: false, last_seen: at, applied_revision: applied, status_at: at, networks: [], ipvs_status: [], vrrp: [], management: '', ...more };
 }
 
 describe('NodesPage', () => {
@@ -219,6 +219,16 @@ describe('NodesPage', () => {
     expect(back).toHaveTextContent('back backup 100');
     expect(front).toHaveTextContent('front master 150since');
     expect(lb2).toHaveTextContent('in no HA group');
+  });
+
+  it("shows which appliance holds the management VIP, and the other's part", async () => {
+    const vrrp = [{ group: 'front', state: 'backup', priority: 100, since: null }];
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([haNode(1, 'lb1', 14, { management: 'master' }), haNode(2, 'lb2', 14, { management: 'backup', vrrp })]) });
+    renderWithProviders(<NodesPage />);
+    const lb1 = within(await screen.findByRole('list', { name: 'VRRP states of lb1' })).getAllByRole('listitem');
+    expect(lb1.map((item) => item.textContent)).toEqual(['management VIP masterholds it: the cluster database takes changes here']);
+    const lb2 = within(screen.getByRole('list', { name: 'VRRP states of lb2' })).getAllByRole('listitem');
+    expect(lb2.map((item) => item.textContent)).toEqual(['management VIP backup', 'front backup 100']);
   });
 
   it("saves a node's HA address and shows the server's refusal next to it", async () => {
