@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from tests.vm.image.appliance import REPO, Appliance, Segment, booted
+from tests.vm.image.appliance import DNS, GATEWAY, MGMT, PREFIX, REPO, Appliance, Segment, booted
 from tests.vm.image.setup_console import ADMIN_PASSWORD, HOSTNAME, answer_setup
 
 ARTIFACTS = REPO / "tests" / "artifacts" / "image"
@@ -149,3 +149,67 @@ def services(appliance):
 
     appliance.wait_until(applied, 180, f"revision {number} applied on {appliance.hostname}")
     return {"api": api, "node": node[0], "revision": number}
+
+
+# The second appliance (test_join.py, test_upgrade.py): booted after the first is set up, it
+# joins the first one's cluster at its first boot, unattended from its seed disk.
+JOINED = "lb-joined"
+JOINED_ADDRESS = "10.0.2.16"
+JOINED_MAC = "52:54:00:f0:c0:02"
+JOINED_PASSWORD = "Fulcrum-joined-7"
+
+
+def revision_states(api, number):
+    revision = next(r for r in api.get("/api/v1/revisions/").json()["results"] if r["number"] == number)
+    return {n["node"]: n["state"] for n in revision["nodes"]}
+
+
+def newest(api):
+    return api.get("/api/v1/revisions/").json()["results"][0]["number"]
+
+
+def wait_applied(appliance, api, number, what, nodes=(JOINED,)):
+    def applied():
+        states = revision_states(api, number)
+        assert not any(states.get(node) == "failed" for node in nodes), states
+        return all(states.get(node) == "applied" for node in nodes)
+
+    appliance.wait_until(applied, 300, f"revision {number} applied on {', '.join(nodes)} ({what})")
+
+
+@pytest.fixture(scope="session")
+def joined(image, segment, appliance, services):
+    api = services["api"]
+    made = api.post("/api/v1/join-codes/")
+    assert made.status_code == 201, made.text
+    target = MGMT  # the first appliance, on the management network
+    box = Appliance(image, ARTIFACTS / "run-joined", segment, address=JOINED_ADDRESS, mac=JOINED_MAC)
+    box.prepare(
+        setup_conf=f"interface={JOINED_MAC}\naddress={JOINED_ADDRESS}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
+        f"admin_password={JOINED_PASSWORD}\ncluster=join\njoin_address={target}\njoin_code={made.json()['code']}\n"
+    )
+    box.boot(console=False)  # the seed answers everything
+    try:
+        box.wait_for_ssh(timeout=900)
+        box.forward_journal()
+        node = appliance.wait_until(
+            lambda: [n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == JOINED], 300,
+            f"{JOINED} in the cluster's nodes",
+        )[0]  # fmt: skip
+        wait_applied(appliance, api, newest(api), "at its first start")
+        box.ssh(LAB)
+        yield {"box": box, "api": api, "node": node, "code": made.json(), "target": target}
+    except Exception:
+        print(f"---- {JOINED} ----", box.report(), sep="\n")  # stopped before pytest reports it
+        raise
+    finally:
+        box.stop()
+        # Taken out of service for good: the operator deletes its node.
+        for node in api.get("/api/v1/nodes/").json()["results"]:
+            if node["name"] == JOINED:
+                api.delete(f"/api/v1/nodes/{node['id']}/")
+
+
+def replication_state(api, state):
+    answer = api.get("/api/v1/cluster/replication/").json()
+    return answer if answer["state"] == state else None

@@ -20,72 +20,17 @@ import ssl
 import threading
 import time
 
-import pytest
 import requests
 
 from tests.harness.requestloop import RequestLoop, longest_gap
 from tests.harness.stack import ApiClient
-from tests.vm.image.appliance import DNS, GATEWAY, MGMT, MGMT_VIP, PREFIX, Appliance
-from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB
+from tests.vm.image.appliance import MGMT, MGMT_VIP
+from tests.vm.image.conftest import ARTIFACTS, JOINED, L4_VIP, L7_VIP, replication_state, wait_applied
+from tests.vm.image.conftest import JOINED_ADDRESS as ADDRESS
 from tests.vm.image.test_image import client_get, vip_client
 
-JOINED = "lb-joined"
-ADDRESS = "10.0.2.16"
-MAC = "52:54:00:f0:c0:02"
 FRONT_VIP = "10.0.2.100"  # on the management segment, held by the VRRP master
 ADVERT_MS = 200
-PASSWORD = "Fulcrum-joined-7"
-
-
-def revision_states(api, number):
-    revision = next(r for r in api.get("/api/v1/revisions/").json()["results"] if r["number"] == number)
-    return {n["node"]: n["state"] for n in revision["nodes"]}
-
-
-def newest(api):
-    return api.get("/api/v1/revisions/").json()["results"][0]["number"]
-
-
-def wait_applied(appliance, api, number, what, nodes=(JOINED,)):
-    def applied():
-        states = revision_states(api, number)
-        assert not any(states.get(node) == "failed" for node in nodes), states
-        return all(states.get(node) == "applied" for node in nodes)
-
-    appliance.wait_until(applied, 300, f"revision {number} applied on {', '.join(nodes)} ({what})")
-
-
-@pytest.fixture(scope="module")
-def joined(image, segment, appliance, services):
-    api = services["api"]
-    made = api.post("/api/v1/join-codes/")
-    assert made.status_code == 201, made.text
-    target = MGMT  # the first appliance, on the management network
-    box = Appliance(image, ARTIFACTS / "run-joined", segment, address=ADDRESS, mac=MAC)
-    box.prepare(
-        setup_conf=f"interface={MAC}\naddress={ADDRESS}/{PREFIX}\ngateway={GATEWAY}\ndns={DNS}\nhostname={JOINED}\n"
-        f"admin_password={PASSWORD}\ncluster=join\njoin_address={target}\njoin_code={made.json()['code']}\n"
-    )
-    box.boot(console=False)  # the seed answers everything
-    try:
-        box.wait_for_ssh(timeout=900)
-        box.forward_journal()
-        node = appliance.wait_until(
-            lambda: [n for n in api.get("/api/v1/nodes/").json()["results"] if n["name"] == JOINED], 300,
-            f"{JOINED} in the cluster's nodes",
-        )[0]  # fmt: skip
-        wait_applied(appliance, api, newest(api), "at its first start")
-        box.ssh(LAB)
-        yield {"box": box, "api": api, "node": node, "code": made.json(), "target": target}
-    except Exception:
-        print(f"---- {JOINED} ----", box.report(), sep="\n")  # stopped before pytest reports it
-        raise
-    finally:
-        box.stop()
-        # Taken out of service for good: the operator deletes its node.
-        for node in api.get("/api/v1/nodes/").json()["results"]:
-            if node["name"] == JOINED:
-                api.delete(f"/api/v1/nodes/{node['id']}/")
 
 
 def test_the_second_appliance_joins_from_its_seed(appliance, joined):
@@ -193,11 +138,6 @@ def test_the_joined_appliances_database_is_a_synchronous_standby(appliance, join
 
 def holders(appliances, address):
     return {box.address for box in appliances if box.ssh(f"ip -o addr show to {address}/32").stdout.strip()}
-
-
-def replication_state(api, state):
-    answer = api.get("/api/v1/cluster/replication/").json()
-    return answer if answer["state"] == state else None
 
 
 def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, joined):

@@ -1,43 +1,51 @@
-"""Upgrading a running appliance keeps its configuration and its live service.
+"""A rolling upgrade of the pair keeps its configuration, its live service and its management.
 
-After test_image.py (file-name order: same booted appliance, its services applied): build
-every package again from this tree with a higher version, copy them in, ``apt-get install``
-them while a client in the guest sends a request every 0.2 s through the L7 VIP, then check
-that nothing failed, the database kept the configuration (the same backup bytes) and every revision, HAProxy was never
-restarted (same master process), the upgraded API and agent run, and a new change still
-applies and carries traffic.
+After test_join.py (file-name order): the first appliance is the primary at the management
+VIP, the second (joined) its synchronous standby, both carrying the cluster's services. Every
+package is built again from this tree with a higher version; then, as an operator would:
+upgrade the standby, switch over to it (through the API), upgrade the first, switch back.
+Throughout, a client in each guest sends a request every 0.2 s through its L7 VIP, and an
+operator's change goes to the management VIP every second. Then: no request failed on
+either, no acknowledged change is lost (how long the VIP took none is measured: the
+switchovers), the database kept the configuration (the same backup bytes) and every
+revision, HAProxy was never restarted on either (same master process), the upgraded APIs and
+agents run, and a new change still applies and carries traffic on both.
 """
 
 import calendar
+import itertools
+import json
 import os
 import subprocess
 import time
 
-from tests.vm.image.appliance import REPO
-from tests.vm.image.conftest import ARTIFACTS
-from tests.vm.image.test_image import L7_VIP, client_get
+from tests.vm.image.appliance import MGMT, MGMT_VIP, REPO
+from tests.vm.image.conftest import ARTIFACTS, JOINED, replication_state, wait_applied
+from tests.vm.image.test_image import L7_VIP, client_get, vip_client
+from tests.vm.image.test_join import ChangeLoop, holders
 
 ANSWER_LIMIT_S = 10  # a request not answered in this long has failed
 SLOW_S = 1.0  # answers slower than this get their context in the artifacts
 PACKAGES = ("fulcrum-api", "fulcrum-console", "fulcrum-agent", "fulcrum-cli", "fulcrum-loadd", "ip-vs-dllc-dkms",
             "fulcrum-appliance")  # fmt: skip
+STOP = "/root/upgrade/stop"  # the guest's client loop runs until this file exists
 
 
-def installed_versions(appliance):
-    out = appliance.ssh("dpkg-query -W -f '${Package} ${Version}\\n' " + " ".join(PACKAGES)).stdout
+def installed_versions(box):
+    out = box.ssh("dpkg-query -W -f '${Package} ${Version}\\n' " + " ".join(PACKAGES)).stdout
     return dict(line.split() for line in out.splitlines())
 
 
-def haproxy_master(appliance):
-    return appliance.ssh("pgrep -o -x haproxy").stdout.strip()
+def haproxy_master(box):
+    return box.ssh("pgrep -o -x haproxy").stdout.strip()
 
 
-def upgrade_context(appliance, started, requests):
+def upgrade_context(box, started, requests):
     """Each of the requests, with what dpkg and the journal logged from 3 s before it began
     to 5 s after (the whole journal is kept in the artifacts)."""
-    dpkg = appliance.ssh("cat /var/log/dpkg.log").stdout.splitlines()
-    journal = appliance.ssh(f"journalctl -o short-unix --no-hostname --since @{int(started)}").stdout.splitlines()
-    (ARTIFACTS / "upgrade-journal.log").write_text("\n".join(journal) + "\n")
+    dpkg = box.ssh("cat /var/log/dpkg.log").stdout.splitlines()
+    journal = box.ssh(f"journalctl -o short-unix --no-hostname --since @{int(started)}").stdout.splitlines()
+    (ARTIFACTS / f"upgrade-journal-{box.address}.log").write_text("\n".join(journal) + "\n")
     stamped = []
     for line in dpkg:  # "2026-11-28 10:01:02 status ...", in the guest's local time: UTC
         try:
@@ -56,53 +64,37 @@ def upgrade_context(appliance, started, requests):
     return "\n".join(report)
 
 
-def test_upgrade_keeps_the_database_and_the_live_service(appliance, services):
-    api = services["api"]
-    before = installed_versions(appliance)
-    assert set(before) == set(PACKAGES), before
-    newer = before["fulcrum-api"] + "+upgrade1"
-    out = REPO / "images" / ".build" / "upgrade-debs"  # beside the .debs (built ahead by tests/run-tiers.sh)
-    subprocess.run(
-        [str(REPO / "appliance" / "debian" / "build.sh")],
-        env={**os.environ, "FULCRUM_VERSION": newer, "FULCRUM_DEB_OUT": str(out)},
-        check=True,
-    )
-    debs = sorted(out.glob(f"*_{newer.split(':')[-1]}_*.deb"))
-    assert {d.name.split("_")[0] for d in debs} == set(PACKAGES), debs
-
-    # The backup is the whole configuration, the same bytes for the same configuration.
-    backup = api.get("/api/v1/backup/").content
-    members = api.get("/api/v1/members/").json()["results"]
-    revisions = api.get("/api/v1/revisions/").json()["count"]
-    master = haproxy_master(appliance)
-    api_pid = appliance.ssh("systemctl show -P MainPID fulcrum-api").stdout.strip()
-
-    appliance.ssh("rm -rf /root/upgrade && mkdir /root/upgrade")
-    appliance.scp(debs, "/root/upgrade/")
-    # A request every 0.2 s through the VIP for as long as the upgrade runs; one line per answer:
-    # when it started (epoch seconds), then the server's name and curl's connect and total
-    # times, or the failure with curl's exit status (7: refused, 52: closed without an answer,
-    # 56: reset, 28: no answer in 10 s). A failure fails the test; a slow answer is measured:
-    # under emulation on a loaded host, answers take up to 1.5 s while dpkg unpacks and DKMS
-    # builds (the guest's two CPUs are busy), which says nothing about the service.
-    started = float(appliance.ssh("date +%s.%N").stdout)
-    appliance.ssh(
-        "rm -f /root/during; setsid -f sh -c 'while [ ! -e /root/upgrade/done ]; do t=$(date +%s.%N); "
+def start_client(box, debs):
+    """The packages copied in, and a request every 0.2 s through the guest's L7 VIP until STOP;
+    one line per answer: when it started (epoch seconds), then the server's name and curl's
+    connect and total times, or the failure with curl's exit status (7: refused, 52: closed
+    without an answer, 56: reset, 28: no answer in 10 s). A failure fails the test; a slow
+    answer is measured: under emulation on a loaded host, answers take up to 1.5 s while dpkg
+    unpacks and DKMS builds (the guest's two CPUs are busy), which says nothing about the
+    service. Returns when the loop started (the guest's clock)."""
+    box.ssh("rm -rf /root/upgrade /root/during && mkdir /root/upgrade")
+    box.scp(debs, "/root/upgrade/")
+    started = float(box.ssh("date +%s.%N").stdout)
+    box.ssh(
+        f"setsid -f sh -c 'while [ ! -e {STOP} ]; do t=$(date +%s.%N); "
         f'a=$(ip netns exec fc-client curl -s -m {ANSWER_LIMIT_S} -w " %{{time_connect}} %{{time_total}}" '
         f"http://{L7_VIP}/) || a=FAILED:curl-exit-$?; "
         'echo "$t" $a >>/root/during; sleep 0.2; done\' >/dev/null 2>&1'
     )
-    install = appliance.ssh(
-        "DEBIAN_FRONTEND=noninteractive apt-get install -y /root/upgrade/*.deb; status=$?; "
-        "touch /root/upgrade/done; exit $status",
-        timeout=1800,
-    )
-    (ARTIFACTS / "upgrade-apt.log").write_text(install.stdout + install.stderr)
-    during = [line.split(None, 1) for line in appliance.ssh("sleep 1; cat /root/during").stdout.splitlines()]
-    (ARTIFACTS / "upgrade-client.log").write_text("".join(f"{t} {answer}\n" for t, answer in during))
+    return started
 
-    assert installed_versions(appliance) == dict.fromkeys(PACKAGES, newer)
-    assert len(during) >= 10, during  # the client really ran through the upgrade
+
+def install(box):
+    done = box.ssh("DEBIAN_FRONTEND=noninteractive apt-get install -y /root/upgrade/*.deb", timeout=1800, check=False)
+    (ARTIFACTS / f"upgrade-apt-{box.address}.log").write_text(done.stdout + done.stderr)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def client_results(box, started):
+    """The guest's client: (requests, failures); slow answers and failures in context in the artifacts."""
+    box.ssh(f"touch {STOP}; sleep 1")
+    during = [line.split(None, 1) for line in box.ssh("cat /root/during").stdout.splitlines()]
+    (ARTIFACTS / f"upgrade-client-{box.address}.log").write_text("".join(f"{t} {answer}\n" for t, answer in during))
     failed, answered = [], []  # (start, which and why); (total time, start)
     for i, (t, answer) in enumerate(during):
         if answer.split()[0] in ("s1", "s2"):
@@ -113,26 +105,101 @@ def test_upgrade_keeps_the_database_and_the_live_service(appliance, services):
     slowest = [(t, f"answered in {total:.2f} s") for total, t in answered[-3:] if total >= SLOW_S]
     times = f"median {answered[len(answered) // 2][0]:.2f} s, slowest {answered[-1][0]:.2f} s" if answered else "none"
     with open(ARTIFACTS / "timings.txt", "a") as f:
-        f.write(f"TIMING upgrade under traffic: {len(during)} requests, {len(failed)} failed, answers {times}\n")
+        f.write(
+            f"TIMING rolling upgrade, {box.address}: {len(during)} requests, {len(failed)} failed, answers {times}\n"
+        )
     if failed or slowest:  # what dpkg and the journal logged around them, for whoever reads the artifacts
-        (ARTIFACTS / "upgrade-slowest.log").write_text(upgrade_context(appliance, started, failed + slowest) + "\n")
-    assert not failed, (ARTIFACTS / "upgrade-slowest.log").read_text()
-    assert haproxy_master(appliance) == master, "HAProxy was restarted by the upgrade"
-    appliance.wait_until(
-        lambda: appliance.ssh("systemctl is-active fulcrum-api fulcrum-agent", check=False).returncode == 0,
-        300, "the upgraded API and agent",
-    )  # fmt: skip
-    assert appliance.ssh("systemctl show -P MainPID fulcrum-api").stdout.strip() != api_pid, "the API kept old code"
-    assert api.get("/api/v1/revisions/").json()["count"] == revisions
-    assert api.get("/api/v1/backup/").content == backup
+        context = upgrade_context(box, started, failed + slowest)
+        (ARTIFACTS / f"upgrade-slowest-{box.address}.log").write_text(context + "\n")
+    return during, failed
 
-    # The upgraded stack still changes things: drain s2, apply, all traffic to s1.
-    s2 = next(m for m in members if m["name"] == "s2" and m["port"] == 80)
-    assert api.patch(f"/api/v1/members/{s2['id']}/", json={"state": "drain"}).status_code == 200
-    answer = api.post("/api/v1/revisions/", json={"message": "after upgrade"})
-    assert answer.status_code == 201, answer.text
-    appliance.wait_until(
-        lambda: set(client_get(appliance, f"http://{L7_VIP}/", 4)) == {"s1"}, 180, "s2 drained after the upgrade"
+
+def switch_over(at_vip, to, holder):
+    asked = at_vip.post("/api/v1/cluster/switchover/")
+    assert asked.status_code == 202 and asked.json()["standby"] == to, asked.text
+    holder.wait_until(lambda: holders((holder,), MGMT_VIP), 120, f"{to} holds the management VIP")
+    return holder.wait_until(lambda: replication_state(at_vip, "synchronous"), 300, f"synchronous, {to} the primary")
+
+
+def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appliance, joined, services):
+    box, api = joined["box"], services["api"]
+    at_vip = vip_client(api)
+    pair = (appliance, box)
+    assert holders(pair, MGMT_VIP) == {MGMT}
+    appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 120, "the pair synchronous")
+    before = {b.address: installed_versions(b) for b in pair}
+    assert all(set(v) == set(PACKAGES) for v in before.values()), before
+    newer = before[MGMT]["fulcrum-api"] + "+upgrade1"
+    out = REPO / "images" / ".build" / "upgrade-debs"  # beside the .debs (built ahead by tests/run-tiers.sh)
+    subprocess.run(
+        [str(REPO / "appliance" / "debian" / "build.sh")],
+        env={**os.environ, "FULCRUM_VERSION": newer, "FULCRUM_DEB_OUT": str(out)},
+        check=True,
     )
-    started = appliance.ssh("journalctl -b -u fulcrum-agent -o cat | grep 'fulcrum-agent starting' | tail -1").stdout
-    assert f"version={newer}" in started, started  # the agent running now is the new build
+    debs = sorted(out.glob(f"*_{newer.split(':')[-1]}_*.deb"))
+    assert {d.name.split("_")[0] for d in debs} == set(PACKAGES), debs
+
+    # The backup is the whole configuration, the same bytes for the same configuration.
+    backup = at_vip.get("/api/v1/backup/").content
+    members = at_vip.get("/api/v1/members/").json()["results"]
+    revisions = at_vip.get("/api/v1/revisions/").json()["count"]
+    masters = {b.address: haproxy_master(b) for b in pair}
+    api_pids = {b.address: b.ssh("systemctl show -P MainPID fulcrum-api").stdout.strip() for b in pair}
+
+    started = {b.address: start_client(b, debs) for b in pair}
+    with ChangeLoop(at_vip, interval=1.0, timeout=5.0) as changes:
+        t0 = time.monotonic()
+        install(box)  # the standby first
+        switch_over(at_vip, JOINED, box)
+        install(appliance)
+        state = switch_over(at_vip, appliance.hostname, appliance)
+        took = time.monotonic() - t0
+        time.sleep(2)
+    results = {b.address: client_results(b, started[b.address]) for b in pair}
+
+    # Management: the VIP took changes before, between and after; none acknowledged is lost.
+    assert [s["name"] for s in state["standbys"]] == [JOINED], state
+    acknowledged = changes.acknowledged()
+    names = {p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]}
+    lost = sorted(set(acknowledged) - names)
+    times = sorted(t for t, _name, status in changes.records if status == 201)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    figures = {
+        "upgrade_s": round(took, 1), "changes_sent": len(changes.records), "changes_acknowledged": len(acknowledged),
+        "changes_lost": len(lost), "longest_without_an_acknowledged_change_s": round(max(gaps, default=0), 3),
+        "requests": {address: len(during) for address, (during, _failed) in results.items()},
+        "failed": {address: len(failed) for address, (_during, failed) in results.items()},
+    }  # fmt: skip
+    (ARTIFACTS / "pair").mkdir(exist_ok=True)
+    (ARTIFACTS / "pair" / "pair-upgrade.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"the pair's rolling upgrade: {figures}")
+    assert acknowledged and lost == [], figures
+    for pool in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]:
+        if pool["name"].startswith("ack-"):
+            assert at_vip.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
+
+    # Traffic: every request on either appliance answered, by the same HAProxy.
+    for b in pair:
+        during, failed = results[b.address]
+        assert len(during) >= 10, during  # the client really ran through the upgrade
+        assert not failed, (ARTIFACTS / f"upgrade-slowest-{b.address}.log").read_text()
+        assert installed_versions(b) == dict.fromkeys(PACKAGES, newer)
+        assert haproxy_master(b) == masters[b.address], f"HAProxy was restarted by the upgrade on {b.address}"
+        b.wait_until(lambda b=b: b.ssh("systemctl is-active fulcrum-api fulcrum-agent", check=False).returncode == 0,
+                     300, f"the upgraded API and agent on {b.address}")  # fmt: skip
+        assert b.ssh("systemctl show -P MainPID fulcrum-api").stdout.strip() != api_pids[b.address], "old code"
+        started_line = b.ssh("journalctl -b -u fulcrum-agent -o cat | grep 'fulcrum-agent starting' | tail -1").stdout
+        assert f"version={newer}" in started_line, started_line  # the agent running now is the new build
+    assert at_vip.get("/api/v1/revisions/").json()["count"] == revisions
+    assert at_vip.get("/api/v1/backup/").content == backup
+
+    # The upgraded pair still changes things: drain s2, apply, all traffic to s1 on both.
+    s2 = next(m for m in members if m["name"] == "s2" and m["port"] == 80)
+    assert at_vip.patch(f"/api/v1/members/{s2['id']}/", json={"state": "drain"}).status_code == 200
+    answer = at_vip.post("/api/v1/revisions/", json={"message": "after the rolling upgrade"})
+    assert answer.status_code == 201, answer.text
+    wait_applied(appliance, at_vip, answer.json()["number"], "after the upgrade", nodes=(appliance.hostname, JOINED))
+    for b in pair:
+        b.wait_until(
+            lambda b=b: set(client_get(b, f"http://{L7_VIP}/", 4)) == {"s1"}, 180, f"s2 drained on {b.address}"
+        )
