@@ -169,8 +169,13 @@ class Appliance:
         if console:
             serial = ["-chardev", f"socket,id=ser0,path={sock},server=on,wait=off,logfile={self.workdir / 'serial.log'}",
                       "-serial", "chardev:ser0"]  # fmt: skip
-        else:
-            serial = ["-serial", f"file:{self.workdir / 'serial.log'}"]
+        else:  # appended to: an appliance booted again keeps its first boot's console
+            serial = [
+                "-chardev",
+                f"file,id=ser0,path={self.workdir / 'serial.log'},append=on",
+                "-serial",
+                "chardev:ser0",
+            ]
         tap = self.segment.tap(self.tap)
         argv = [
             "ip", "netns", "exec", self.segment.name,
@@ -181,7 +186,7 @@ class Appliance:
             "-netdev", f"tap,id=n0,ifname={tap},script=no,downscript=no",
             "-device", f"virtio-net-pci,netdev=n0,mac={self.mac}",
             *serial,
-            "-serial", f"file:{self.workdir / 'journal.log'}",
+            "-chardev", f"file,id=jrn0,path={self.workdir / 'journal.log'},append=on", "-serial", "chardev:jrn0",
             "-monitor", f"unix:{self.workdir / 'monitor.sock'},server,nowait",
         ]  # fmt: skip
         self.started = time.monotonic()
