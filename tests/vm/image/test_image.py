@@ -18,7 +18,6 @@ import json
 import re
 import ssl
 import subprocess
-import time
 
 import pexpect
 import psycopg
@@ -253,22 +252,3 @@ def test_admin_ssh_login_lands_in_the_fulcrum_cli(appliance, services):
         run.close()
         assert (run.exitstatus == 0) is ok, (command, run.before)
         assert ("uid=" in run.before) is False
-
-
-def test_the_service_survives_a_reboot(appliance, services):
-    started = time.monotonic()
-    appliance.ssh("systemctl reboot", check=False, timeout=30)
-    time.sleep(10)
-    appliance.wait_for_ssh()
-    appliance.ssh(LAB)  # namespaces do not survive a reboot; the configuration must
-    active = "fulcrum-api fulcrum-agent nginx postgresql"
-    appliance.wait_until(lambda: appliance.ssh(f"systemctl is-active {active}", check=False).returncode == 0,
-                         300, "services after the reboot")  # fmt: skip
-    assert appliance.ssh("systemctl is-active 'fulcrum-setup@*'", check=False).stdout.strip() in ("", "inactive")
-    names = appliance.wait_until(
-        lambda: (lambda got: got if set(got) == {"s1", "s2"} else None)(client_get(appliance, f"http://{L7_VIP}/", 4)),
-        300, "the L7 service after a reboot",
-    )  # fmt: skip
-    assert names
-    with open(ARTIFACTS / "timings.txt", "a") as f:
-        f.write(f"TIMING reboot to traffic {time.monotonic() - started:.0f} s\n")
