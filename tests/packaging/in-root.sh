@@ -54,7 +54,7 @@ check_files() {
 		[[ -f $path && -x $path ]] || fail "$path is not an installed program"
 	done
 	for path in /usr/lib/fulcrum/api/manage.py /usr/lib/fulcrum/api/fulcrum/settings.py \
-		/usr/lib/fulcrum/api/compiler/templates /usr/lib/fulcrum/python/django/__init__.py \
+		/usr/lib/fulcrum/lib/fulcrum-pg.sh /usr/lib/fulcrum/api/compiler/templates /usr/lib/fulcrum/python/django/__init__.py \
 		/usr/lib/fulcrum/python/gunicorn/__init__.py /usr/share/fulcrum/console/index.html \
 		/usr/share/fulcrum/console/index.html.gz /usr/share/fulcrum/static/rest_framework \
 		/usr/share/fulcrum/static/drf_spectacular_sidecar /etc/default/fulcrum-agent /etc/default/fulcrum-loadd \
