@@ -22,6 +22,7 @@ the image as shipped. The guest gets
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -207,6 +208,23 @@ class Appliance:
                                                 timeout=60)  # fmt: skip
         # What the driver read, as it read it (serial.log has the whole console); closed in stop().
         self.serial.logfile_read = open(self.workdir / "serial-driver.log", "a")  # noqa: SIM115
+
+    def drain_console(self):
+        """Once nothing more is typed on the serial console, read it on, and drop what comes
+        (serial.log has it: QEMU logs what passes). Unread, the socket fills after a few
+        hundred bytes (one buffer per byte the UART sends), the guest's UART stops, and its
+        kernel's console writes spin on it with interrupts off: the guest stalls, then
+        hangs (what looked like a lost network a few minutes after the setup)."""
+        sock = self._sock
+
+        def drain():
+            try:
+                while sock.recv(65536):
+                    pass
+            except OSError:
+                pass  # closed by stop()
+
+        threading.Thread(target=drain, name=f"console of {self.address}", daemon=True).start()
 
     @property
     def tap(self):

@@ -92,6 +92,7 @@ def appliance(image, segment):
     try:
         box.transcript = answer_setup(box.serial)
         box.setup_seconds = time.monotonic() - box.started
+        box.drain_console()
         box.wait_for_ssh()
         box.forward_journal()
         # First boot goes on after the setup: database, node and tokens, then the API starts.
