@@ -37,6 +37,11 @@ NODE_SCHEME = "nodeToken"
 # after which every answer is a 401 that tests nothing (accounts' tests cover revocation).
 # auth/logout stays in: it ends console sessions, not the token the run sends.
 ENDS_THE_RUNS_CREDENTIALS = [("DELETE", "/api/v1/tokens/{id}/")]
+# Left out of the stateful run only: a switchover asks the appliance's root side, which the
+# test server has not (always 409), so it links nothing; in that run it only changed which
+# sequences the derandomized search takes, into ones that depend on what earlier examples
+# left in the live database (FlakyStrategyDefinition). test_every_operation still calls it.
+NOT_STATEFUL = [("POST", "/api/v1/cluster/switchover/")]
 
 
 def person_credentials(user):
@@ -173,7 +178,11 @@ def test_stateful_links(api_schema, credentials):
     """Sequences that carry one answer into the next request (a created object's id into its
     read, change and delete), with the same checks on every step."""
 
-    class Workflow(without_credential_enders(api_schema).as_state_machine()):
+    operations = without_credential_enders(api_schema)
+    for method, path in NOT_STATEFUL:
+        operations = operations.exclude(method=method, path=path)
+
+    class Workflow(operations.as_state_machine()):
         def validate_response(self, response, case, **kwargs):
             super().validate_response(response, case, **kwargs)
             assert_still_signed_in(response, credentials)
