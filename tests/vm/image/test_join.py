@@ -154,9 +154,10 @@ def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, 
         lambda: "handed over" in appliance.ssh("journalctl -o cat -u fulcrum-management-switchover").stdout, 120,
         "the switchover's end, in its journal",
     )  # fmt: skip
-    entry = at_vip.get("/api/v1/audit/", params={"action": "cluster-switchover"}).json()["results"][0]
-    assert (entry["status"], entry["object_name"], entry["actor"]) == (202, JOINED, "admin"), entry
     state = box.wait_until(lambda: replication_state(at_vip, "synchronous"), 180, "synchronous the other way round")
+    # (A new client: the old one's kept-alive connection went to the appliance that held the VIP.)
+    entry = vip_client(api).get("/api/v1/audit/", params={"action": "cluster-switchover"}).json()["results"][0]
+    assert (entry["status"], entry["object_name"], entry["actor"]) == (202, JOINED, "admin"), entry
     assert state["role"] == "primary" and [s["name"] for s in state["standbys"]] == [appliance.hostname], state
     assert box.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "MASTER"
     assert appliance.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "BACKUP"
