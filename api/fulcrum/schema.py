@@ -149,13 +149,14 @@ def error_page_statuses():
 
 
 class StrictSerializerExtension(OpenApiSerializerExtension):
-    """A strict serializer's request body refuses unknown fields: openapi.yaml says so."""
+    """A strict serializer's request body refuses unknown fields: openapi.yaml says so (not
+    for those that leave them out, ``ignore_unknown``)."""
 
     target_class = "fulcrum.serializers._Strict"
     match_subclasses = True
 
     def map_serializer(self, auto_schema, direction):
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
-        if direction == "request":
+        if direction == "request" and not self.target.ignore_unknown:
             schema["additionalProperties"] = False
         return schema

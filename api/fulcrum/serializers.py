@@ -7,12 +7,18 @@ from rest_framework import serializers
 class _Strict:
     """Refuse unknown fields instead of silently ignoring them, and values of the wrong JSON
     type instead of converting them (DRF takes 5 for a string and "5" for a number): a
-    client gets exactly the types openapi.yaml describes, or a 400 on the field."""
+    client gets exactly the types openapi.yaml describes, or a 400 on the field.
+
+    ``ignore_unknown`` (``AgentReport``): unknown fields are left out rather than refused."""
+
+    ignore_unknown = False
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
-            if unknown:
+            if unknown and self.ignore_unknown:
+                data = {name: value for name, value in data.items() if name in self.fields}
+            elif unknown:
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
             errors = {name: error for name, value in data.items() if (error := type_error(self.fields[name], value))}
             if errors:
@@ -22,6 +28,13 @@ class _Strict:
 
 class StrictSerializer(_Strict, serializers.Serializer):
     """A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields."""
+
+
+class AgentReport:
+    """Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+    rolling upgrade a newer agent reports to an older API. The known fields are checked."""
+
+    ignore_unknown = True
 
 
 class StrictModelSerializer(_Strict, serializers.ModelSerializer):

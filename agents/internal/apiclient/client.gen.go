@@ -1163,7 +1163,8 @@ type AgentBundle struct {
 	Revision  int               `json:"revision"`
 }
 
-// AgentEventRequest A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
+// AgentEventRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type AgentEventRequest struct {
 	At    time.Time `json:"at"`
 	Group string    `json:"group"`
@@ -1185,12 +1186,14 @@ type AgentEventRequest struct {
 	Reason   *string       `json:"reason,omitempty"`
 }
 
-// AgentEventsRequest A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
+// AgentEventsRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type AgentEventsRequest struct {
 	Events []AgentEventRequest `json:"events"`
 }
 
-// AgentReportRequest A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
+// AgentReportRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type AgentReportRequest struct {
 	Message  *string `json:"message,omitempty"`
 	Revision int     `json:"revision"`
@@ -2097,7 +2100,8 @@ type HealthStatusEnum string
 // * `always` - Always
 type HttpReuseEnum string
 
-// IpvsStatus A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
+// IpvsStatus Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type IpvsStatus struct {
 	Key              string  `json:"key"`
 	Message          *string `json:"message,omitempty"`
@@ -2106,7 +2110,8 @@ type IpvsStatus struct {
 	SchedulerWanted  string  `json:"scheduler_wanted"`
 }
 
-// IpvsStatusRequest A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
+// IpvsStatusRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type IpvsStatusRequest struct {
 	Key              string  `json:"key"`
 	Message          *string `json:"message,omitempty"`
@@ -2504,7 +2509,8 @@ type MemberStatusRequest struct {
 	Weight *int `json:"weight"`
 }
 
-// MemberTrafficRequest Traffic through one service or member on one node.
+// MemberTrafficRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type MemberTrafficRequest struct {
 	// BytesIn In the interval.
 	BytesIn int64 `json:"bytes_in"`
@@ -4017,7 +4023,8 @@ type Series struct {
 // * `unknown` - Unknown (no fresh health report)
 type ServiceStateEnum string
 
-// ServiceTrafficRequest Traffic through one service or member on one node.
+// ServiceTrafficRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type ServiceTrafficRequest struct {
 	// BytesIn In the interval.
 	BytesIn int64 `json:"bytes_in"`

@@ -12,7 +12,7 @@ from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
 from fulcrum.concurrency import VersionedSerializerMixin
-from fulcrum.serializers import StrictModelSerializer, StrictSerializer
+from fulcrum.serializers import AgentReport, StrictModelSerializer, StrictSerializer
 from revisions.choices import NodeRevisionState
 from services import snapshot
 from services.api.serializers import MemberFiguresSerializer, compiler_check
@@ -22,7 +22,7 @@ from services.validators import validate_interface, validate_name
 VRRP_STATES = VrrpState.choices
 
 
-class IpvsStatusSerializer(StrictSerializer):
+class IpvsStatusSerializer(AgentReport, StrictSerializer):
     key = serializers.CharField(max_length=128)
     name = serializers.CharField(max_length=63, allow_blank=True, required=False, default="")
     scheduler_wanted = serializers.CharField(max_length=16)
@@ -30,14 +30,14 @@ class IpvsStatusSerializer(StrictSerializer):
     message = serializers.CharField(max_length=1000, allow_blank=True, required=False, default="")
 
 
-class MemberStatusSerializer(MemberFiguresSerializer):
+class MemberStatusSerializer(AgentReport, MemberFiguresSerializer):
     """The live state of one member of a dynamic-least-load pool on one node."""
 
     pool = serializers.CharField(max_length=63)
     member = serializers.CharField(max_length=63)
 
 
-class VrrpStatusSerializer(StrictSerializer):
+class VrrpStatusSerializer(AgentReport, StrictSerializer):
     """A node's VRRP state in one HA group, as its agent reports it."""
 
     group = serializers.CharField(max_length=63)
@@ -121,13 +121,13 @@ class AgentBundleSerializer(serializers.Serializer):
     )
 
 
-class AgentReportSerializer(StrictSerializer):
+class AgentReportSerializer(AgentReport, StrictSerializer):
     revision = serializers.IntegerField(min_value=1)
     state = serializers.ChoiceField(choices=[NodeRevisionState.APPLIED, NodeRevisionState.FAILED])
     message = serializers.CharField(allow_blank=True, max_length=8000, required=False, default="")
 
 
-class AgentStatusSerializer(StrictSerializer):
+class AgentStatusSerializer(AgentReport, StrictSerializer):
     """What the agent sees on its node, sent when it changes and at least every minute."""
 
     networks = serializers.ListField(child=serializers.CharField(max_length=64), max_length=1024)
@@ -281,7 +281,7 @@ class HaEventSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class AgentEventSerializer(StrictSerializer):
+class AgentEventSerializer(AgentReport, StrictSerializer):
     at = serializers.DateTimeField()
     group = serializers.CharField(max_length=63)
     old_state = serializers.ChoiceField(choices=VRRP_STATES)
@@ -290,7 +290,7 @@ class AgentEventSerializer(StrictSerializer):
     reason = serializers.CharField(max_length=500, allow_blank=True, required=False, default="")
 
 
-class AgentEventsSerializer(StrictSerializer):
+class AgentEventsSerializer(AgentReport, StrictSerializer):
     events = AgentEventSerializer(many=True, max_length=100)
 
 

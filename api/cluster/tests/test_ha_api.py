@@ -231,7 +231,7 @@ class HaRevisionTest(APITestCase):
         self.assertEqual(self.client.get("/api/v1/ha-events/?after=x").status_code, 400)
         node = self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data
         self.assertEqual(node["vrrp"][0]["state"], "master")
-        for bad in ({"new_state": "boss"}, {"at": "yesterday"}, {"reason": "x" * 501}, {"extra": 1}):
+        for bad in ({"new_state": "boss"}, {"at": "yesterday"}, {"reason": "x" * 501}, {"new_state": 1}):
             body = {"events": [{**event, **bad}]}
             self.assertEqual(self.agent2.post("/api/v1/agent/events/", body, format="json").status_code, 400, bad)
         self.assertEqual(
@@ -255,6 +255,24 @@ class HaRevisionTest(APITestCase):
         bad = self.agent2.post("/api/v1/agent/status/", {"networks": [], "management": "MASTER; x"}, format="json")
         self.assertEqual(bad.status_code, 400)
         self.assertEqual(self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data["management"], "")
+
+    def test_a_newer_agents_report_is_taken_without_the_fields_this_api_does_not_know(self):
+        """A rolling upgrade: the upgraded standby's agent reports to the older primary's API."""
+        status = {
+            "networks": ["10.0.0.2/24"], "management": "backup", "added_later": {"x": 1},
+            "vrrp": [{"group": "front", "state": "backup", "priority": 100, "added_later": True}],
+        }  # fmt: skip
+        answer = self.agent2.post("/api/v1/agent/status/", status, format="json")
+        self.assertEqual(answer.status_code, 204, answer.data)
+        node = self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data
+        self.assertEqual(node["management"], "backup")
+        self.assertEqual([(v["group"], v["state"]) for v in node["vrrp"]], [("front", "backup")])
+        self.assertNotIn("added_later", str(node))
+        # The fields it knows are still checked, and a refused report changes nothing.
+        bad = self.agent2.post("/api/v1/agent/status/", {**status, "management": 5}, format="json")
+        self.assertEqual(bad.status_code, 400)
+        self.assertIn("management", bad.data)
+        self.assertEqual(self.client.get(f"/api/v1/nodes/{self.lb2.pk}/").data["management"], "backup")
 
     def test_a_revision_is_live_when_every_node_applied_it(self):
         number = self._apply()

@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from cluster.models import VrrpState
 from compiler import rules
-from fulcrum.serializers import StrictSerializer
+from fulcrum.serializers import AgentReport, StrictSerializer
 from revisions.api.serializers import RevisionSerializer
 from telemetry.choices import HealthStatus, NodeState, ServiceState
 from telemetry.models import CHECK_MAX, DETAIL_MAX, HealthEvent, MemberHealth
@@ -36,11 +36,11 @@ class TrafficFiguresSerializer(StrictSerializer):
     bytes_out = serializers.IntegerField(min_value=0, max_value=COUNT_MAX, help_text="In the interval.")
 
 
-class ServiceTrafficSerializer(TrafficFiguresSerializer):
+class ServiceTrafficSerializer(AgentReport, TrafficFiguresSerializer):
     service = serializers.CharField(max_length=NAME_MAX, help_text="The virtual service's name.")
 
 
-class HealthReportSerializer(StrictSerializer):
+class HealthReportSerializer(AgentReport, StrictSerializer):
     """The result of a member's last health check on the node."""
 
     status = serializers.ChoiceField(choices=HealthStatus.choices)
@@ -72,13 +72,13 @@ class HealthReportSerializer(StrictSerializer):
     )
 
 
-class MemberTrafficSerializer(TrafficFiguresSerializer):
+class MemberTrafficSerializer(AgentReport, TrafficFiguresSerializer):
     pool = serializers.CharField(max_length=NAME_MAX)
     member = serializers.CharField(max_length=NAME_MAX)
     health = HealthReportSerializer()
 
 
-class AgentTelemetrySerializer(StrictSerializer):
+class AgentTelemetrySerializer(AgentReport, StrictSerializer):
     """What an agent saw on its node over the last ``interval_s`` (sent every 10 s). Names that
     match no object are skipped; the API stores it with its own clock."""
 

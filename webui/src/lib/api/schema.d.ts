@@ -1233,7 +1233,10 @@ export interface components {
              */
             confirm_by: string | null;
         };
-        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         AgentEventRequest: {
             /** Format: date-time */
             at: string;
@@ -1245,11 +1248,17 @@ export interface components {
             /** @default  */
             reason: string;
         };
-        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         AgentEventsRequest: {
             events: components["schemas"]["AgentEventRequest"][];
         };
-        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         AgentReportRequest: {
             revision: number;
             state: components["schemas"]["AgentReportStateEnum"];
@@ -1893,7 +1902,10 @@ export interface components {
          * @enum {string}
          */
         HttpReuseEnum: "never" | "safe" | "aggressive" | "always";
-        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         IpvsStatus: {
             key: string;
             /** @default  */
@@ -1903,7 +1915,10 @@ export interface components {
             /** @default  */
             message: string;
         };
-        /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         IpvsStatusRequest: {
             key: string;
             /** @default  */
@@ -2239,7 +2254,10 @@ export interface components {
             pool: string;
             member: string;
         };
-        /** @description Traffic through one service or member on one node. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         MemberTrafficRequest: {
             /**
              * Format: int64
@@ -3466,7 +3484,10 @@ export interface components {
          * @enum {string}
          */
         ServiceStateEnum: "up" | "degraded" | "down" | "disabled" | "unknown";
-        /** @description Traffic through one service or member on one node. */
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         ServiceTrafficRequest: {
             /**
              * Format: int64
