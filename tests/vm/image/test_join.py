@@ -1,13 +1,14 @@
 """A second appliance, booted from the same image, joins the first one's cluster at its first
 boot, unattended from its seed disk, runs the cluster's revisions, and its database becomes a
 synchronous standby of the first's. The first hands the management VIP and the writable
-database over to it (a switchover). Then the two are also a VRRP pair for a VIP on the
-management segment, and the second, master of both, is powered off under a client's request
-loop and an operator's stream of changes: the first takes both VIPs over and loses no change.
-Booted again, the second rejoins as the first's standby. Then the first is cut off from the
-second and from the witness: the second alone takes the VIP and changes, and after the heal
-the first rejoins; switched back over, the first is the primary at the end (for
-test_upgrade.py).
+database over to it (a switchover). Then the two run HA groups between them (active/active,
+peers, the IPVS sync daemon, a witness), and the second, master of the management VIP and of
+one group, is powered off under a client's request loop and an operator's stream of changes:
+the first takes its VIPs over and loses no change. Then the first loses its power too: the
+second, booted alone, does not take changes (it may be stale, and is); the first, booted, does,
+and the second rejoins as its standby. Then the first is cut off from the second and from the
+witness: the second alone takes the VIPs and changes, and after the heal the first rejoins;
+switched back over, the first is the primary at the end (for test_upgrade.py).
 
 After test_image.py (file-name order): the first appliance is set up, its services applied.
 Both are on the management segment (``Segment``) and reach each other directly. The second
@@ -15,8 +16,11 @@ makes the same lab of namespaces (client, two servers) as the first, so the clus
 services carry traffic on it too.
 """
 
+import collections
 import json
+import shlex
 import ssl
+import subprocess
 import threading
 import time
 
@@ -24,12 +28,14 @@ import requests
 
 from tests.harness.requestloop import RequestLoop, longest_gap
 from tests.harness.stack import ApiClient
-from tests.vm.image.appliance import MGMT, MGMT_VIP
+from tests.vm.image.appliance import CLIENT, GATEWAY, MGMT, MGMT_VIP
 from tests.vm.image.conftest import ARTIFACTS, JOINED, L4_VIP, L7_VIP, LAB, replication_state, wait_applied
 from tests.vm.image.conftest import JOINED_ADDRESS as ADDRESS
+from tests.vm.image.conftest import SERVERS as LAB_SERVERS
 from tests.vm.image.test_image import client_get, vip_client
 
-FRONT_VIP = "10.0.2.100"  # on the management segment, held by the VRRP master
+FRONT_VIP = "10.0.2.100"  # on the management segment: HA group "front", the joined appliance its master
+FRONT_B_VIP = "10.0.2.101"  # HA group "front-b", the first appliance its master (active/active)
 ADVERT_MS = 200
 
 
@@ -224,37 +230,137 @@ class ChangeLoop(threading.Thread):
     def first_acknowledged_after(self, t0):
         return next((t for t, _name, status in list(self.records) if t >= t0 and status == 201), None)
 
+    def first_answered_after(self, t0):
+        """When the first request after ``t0`` that got any HTTP answer (a 503 too) was sent."""
+        return next((t for t, _name, status in list(self.records) if t >= t0 and isinstance(status, int)), None)
 
-def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
-    """The joined appliance, now the primary (management VIP, writable database) and the VRRP
-    master of an HA group for a VIP on the segment, loses its power under a client's steady
-    loop and an operator's stream of changes. The first appliance takes both VIPs over and
-    promotes its database; every acknowledged change is there."""
+    def tally(self, t0):
+        """{status or error: count} of the requests sent from ``t0`` on."""
+        return dict(collections.Counter(str(status) for t, _name, status in list(self.records) if t >= t0))
+
+
+def segment_get(segment, url):
+    """One request from the client on the segment; its body, "" for a failure."""
+    answer = subprocess.run(["ip", "netns", "exec", segment.name, "curl", "-s", "-m", "5", url],
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    return answer.stdout.strip()
+
+
+# One command to HAProxy's runtime API on an appliance (no socat there): python3, which the API has.
+RUNTIME = (
+    "python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+    's.sendall(sys.argv[2].encode() + b"\\n"); print(b"".join(iter(lambda: s.recv(65536), b"")).decode())\' '
+    "$(find /var/lib/fulcrum-agent /run -name haproxy.sock | head -n 1) "
+)
+
+
+def stick_table(box, table):
+    """HAProxy's stick table ``table`` on ``box``: {client address: server id}."""
+    out = box.ssh(RUNTIME + shlex.quote(f"show table {table}")).stdout
+    entries = {}
+    for line in out.splitlines():
+        fields = dict(word.split("=", 1) for word in line.split() if "=" in word)
+        if "key" in fields:
+            entries[fields["key"].removeprefix("::ffff:")] = fields.get("server_key") or fields.get("server_id")
+    return entries
+
+
+def ha_events(api, node, group, after):
+    return api.get("/api/v1/ha-events/", params={"node": node, "group": group, "after": after}).json()["results"]
+
+
+def test_the_pair_runs_the_ha_groups_between_them(appliance, joined, segment):
+    """The data plane between the two appliances, as the netns tier runs it between agents:
+    two HA groups of mirrored priorities (active/active), each with the gateway as witness; an
+    L7 service with source persistence and an L4 IPVS (NAT) service on the first group's VIP,
+    an L7 service on the second's. Each appliance holds its own group's VIP; the client on the
+    segment reaches all three services; the stick table reaches the backup through HAProxy
+    peers, and the IPVS connection table through the sync daemon. The groups stay for the
+    power-off, the partition and the full outage that follow."""
     box = joined["box"]
     at_vip = vip_client(joined["api"])
     nic = appliance.ssh(f"ip -o -4 addr show to {MGMT}/32").stdout.split()[1]
     ids = {n["name"]: n["id"] for n in at_vip.get("/api/v1/nodes/").json()["results"]}
-    web = next(p for p in at_vip.get("/api/v1/pools/").json()["results"] if p["name"] == "web")
-    front = at_vip.create("/api/v1/virtual-services/", name="front", vip=FRONT_VIP, port=80, protocol="http",
-                          default_pool=web["id"])  # fmt: skip
-    group = at_vip.create(
-        "/api/v1/ha-groups/", name="front", vrid=51, interface=nic, vips=[FRONT_VIP], vrrp_version=3,
-        advert_interval_ms=ADVERT_MS,
-        nodes=[{"node": ids[JOINED], "priority": 150}, {"node": ids[appliance.hostname], "priority": 100}],
-    )  # fmt: skip
-    answer = at_vip.post("/api/v1/revisions/", json={"message": "a VIP for the pair"})
+    pools = {p["name"]: p for p in at_vip.get("/api/v1/pools/").json()["results"]}
+    sticky = at_vip.create("/api/v1/pools/", name="sticky", algorithm="round-robin",
+                           persistence={"type": "source", "timeout_s": 1800})  # fmt: skip
+    for name, address in LAB_SERVERS.items():
+        at_vip.create("/api/v1/members/", pool=sticky["id"], name=name, address=address, port=80)
+    made = {
+        "front": at_vip.create("/api/v1/virtual-services/", name="front", vip=FRONT_VIP, port=80, protocol="http",
+                               default_pool=sticky["id"]),
+        "front-l4": at_vip.create("/api/v1/virtual-services/", name="front-l4", vip=FRONT_VIP, port=8080,
+                                  protocol="tcp", forwarding="nat", default_pool=pools["fast"]["id"]),
+        "front-b": at_vip.create("/api/v1/virtual-services/", name="front-b", vip=FRONT_B_VIP, port=80,
+                                 protocol="http", default_pool=pools["web"]["id"]),
+    }  # fmt: skip
+    groups = {
+        name: at_vip.create(
+            "/api/v1/ha-groups/", name=name, vrid=vrid, interface=nic, vips=[vip], vrrp_version=3,
+            advert_interval_ms=ADVERT_MS, witness=GATEWAY,
+            nodes=[{"node": ids[JOINED], "priority": high}, {"node": ids[appliance.hostname], "priority": 250 - high}],
+        )
+        for name, vrid, vip, high in (("front", 51, FRONT_VIP, 150), ("front-b", 52, FRONT_B_VIP, 100))
+    }  # fmt: skip
+    sync = at_vip.patch(
+        "/api/v1/ipvs-sync/", json={"enabled": True, "interface": nic, "ha_group": groups["front"]["id"]}
+    )
+    assert sync.status_code == 200, sync.text
+    answer = at_vip.post("/api/v1/revisions/", json={"message": "the pair's HA groups"})
     assert answer.status_code == 201, answer.text
-    wait_applied(box, at_vip, answer.json()["number"], "the pair's HA group", nodes=(JOINED, appliance.hostname))
-    box.wait_until(lambda: holders((appliance, box), FRONT_VIP) == {ADDRESS}, 60, f"{JOINED} alone holds the VIP")
+    wait_applied(box, at_vip, answer.json()["number"], "the pair's HA groups", nodes=(JOINED, appliance.hostname))
+    joined["front"] = {"groups": groups, "services": made, "pool": sticky}
+    pair = (appliance, box)
+    box.wait_until(lambda: holders(pair, FRONT_VIP) == {ADDRESS}, 60, f"{JOINED} alone holds {FRONT_VIP}")
+    appliance.wait_until(lambda: holders(pair, FRONT_B_VIP) == {MGMT}, 60, f"the first alone holds {FRONT_B_VIP}")
+    # The client on the segment reaches the three services through the two masters.
+    server = box.wait_until(lambda: segment_get(segment, f"http://{FRONT_VIP}/"), 60, "the L7 service at the VIP")
+    assert {segment_get(segment, f"http://{FRONT_VIP}/") for _ in range(4)} == {server}, "source persistence"
+    assert segment_get(segment, f"http://{FRONT_B_VIP}/") in LAB_SERVERS
+    l4 = f"http://{FRONT_VIP}:8080/"
+    assert box.wait_until(lambda: segment_get(segment, l4), 60, "the L4 service at the VIP") in LAB_SERVERS
+    # HAProxy peers: the master's stick table entry for the client is on the backup.
+    appliance.wait_until(lambda: stick_table(appliance, "pool-sticky").get(CLIENT), 30,
+                         "the client's stick table entry on the backup (peers)")  # fmt: skip
+    assert stick_table(appliance, "pool-sticky")[CLIENT] == stick_table(box, "pool-sticky")[CLIENT]
+    # The IPVS sync daemon: the master's connection from the client is in the backup's table.
+    synced = appliance.wait_until(
+        lambda: [line for line in appliance.ssh("ipvsadm -L -n -c").stdout.splitlines()
+                 if f"{CLIENT}:" in line and f"{FRONT_VIP}:8080" in line], 30,
+        "the client's IPVS connection on the backup (sync daemon)",
+    )  # fmt: skip
+    print(f"synced to the backup: {synced}")
+    assert "master sync daemon" in box.ssh("ipvsadm -L --daemon").stdout
+    assert "backup sync daemon" in appliance.ssh("ipvsadm -L --daemon").stdout
+
+
+def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
+    """The joined appliance, now the primary (management VIP, writable database) and the VRRP
+    master of HA group "front", loses its power under a client's steady loop to both groups'
+    VIPs and an operator's stream of changes. The first appliance takes the management VIP and
+    "front" over and promotes its database; every acknowledged change is there; the client
+    keeps its server (the stick table came through peers); "front-b", the first's own, never
+    moves."""
+    box = joined["box"]
+    at_vip = vip_client(joined["api"])
+    server = segment_get(segment, f"http://{FRONT_VIP}/")
+    assert holders((appliance, box), FRONT_VIP) == {ADDRESS} and server in LAB_SERVERS
+    last_event = max([e["id"] for e in at_vip.get("/api/v1/ha-events/").json()["results"]], default=0)
     out = segment_artifacts()
-    loop = RequestLoop(segment.name, [f"http://{FRONT_VIP}/"], out / "loop-pair.jsonl", interval_ms=50,
-                       timeout_ms=2000)  # fmt: skip
+    loop = RequestLoop(segment.name, [f"http://{FRONT_VIP}/", f"http://{FRONT_B_VIP}/"], out / "loop-pair.jsonl",
+                       interval_ms=50, timeout_ms=2000)  # fmt: skip
     with loop, ChangeLoop(at_vip) as changes:
         time.sleep(3)
         t0 = time.monotonic()
         box.power_off()
         appliance.wait_until(lambda: holders((appliance,), FRONT_VIP), 30, f"{appliance.hostname} takes the VIP")
         taken = time.monotonic()
+        appliance.wait_until(
+            lambda: holders((appliance,), MGMT_VIP), 60, f"{appliance.hostname} takes the management VIP"
+        )
+        mgmt_taken = time.monotonic()
+        appliance.wait_until(lambda: changes.first_answered_after(t0), 120, "an answer at the management VIP",
+                             interval=0.5)  # fmt: skip
         appliance.wait_until(lambda: changes.first_acknowledged_after(t0), 120, "a change accepted at the management VIP",
                              interval=0.5)  # fmt: skip
         time.sleep(3)
@@ -262,14 +368,19 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
     managed = changes.first_acknowledged_after(t0)
     # The data plane: the master served before, the survivor serves after. How long answers
     # take depends on the machine's load: it is measured (the gap, the failures), not asserted.
-    before = [r for r in records if r["t"] < t0]
-    after = [r for r in records if r["t"] >= taken + 1]
+    before = [r for r in records if r["t"] < t0 and r["url"] == 0]
+    after = [r for r in records if r["t"] >= taken + 1 and r["url"] == 0]
     assert any(r["ok"] for r in before), before[-5:]
     assert any(r["ok"] for r in after), after[-5:]
+    # The client keeps its server: the survivor had the stick table entry.
+    assert {r["server"] for r in after if r["ok"]} == {server}, collections.Counter(r["server"] for r in after)
+    # "front-b" stayed where it was: the first held it throughout, with no change of state.
+    assert holders((appliance,), FRONT_B_VIP) == {MGMT}
     # The control plane: the first appliance holds the management VIP, its database is the
     # primary, and every change acknowledged before, during or after the cut is there, with
     # its audit entry. (A new client: the old one's kept-alive connection went to the dead one.)
     at_vip = vip_client(joined["api"])
+    assert ha_events(at_vip, appliance.hostname, "front-b", last_event) == []
     assert holders((appliance,), MGMT_VIP) == {MGMT}
     assert appliance.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "MASTER"
     assert at_vip.get("/api/v1/cluster/replication/").json()["role"] == "primary"
@@ -279,53 +390,119 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
                                                    "limit": 1000}).json()["results"]  # fmt: skip
     lost = sorted(set(acknowledged) - {p["name"] for p in pools})
     unaudited = sorted(set(acknowledged) - {e["object_name"] for e in audited})
-    gap = longest_gap(records, after=t0 - 0.5)
+    gap = longest_gap(records, url=0, after=t0 - 0.5)
+    own = [r for r in records if r["t"] >= t0 and r["url"] == 1]
     figures = {
-        "data_plane": {"gap": gap.as_dict(), "vip_taken_after_s": round(taken - t0, 3), "requests": len(records),
-                       "failed": sum(not r["ok"] for r in records), "failed_before": sum(not r["ok"] for r in before),
-                       "failed_after": sum(not r["ok"] for r in after), "advert_ms": ADVERT_MS},
-        "control_plane": {"change_accepted_after_s": round(managed - t0, 3), "changes_sent": len(changes.records),
+        "data_plane": {"gap": gap.as_dict(), "vip_taken_after_s": round(taken - t0, 3),
+                       "requests": sum(r["url"] == 0 for r in records),
+                       "failed": sum(not r["ok"] for r in records if r["url"] == 0),
+                       "failed_before": sum(not r["ok"] for r in before), "failed_after": sum(not r["ok"] for r in after),
+                       "advert_ms": ADVERT_MS,
+                       "the_survivors_own_vip": {"requests_after_the_cut": len(own),
+                                                 "failed": sum(not r["ok"] for r in own)}},
+        "control_plane": {"management_vip_taken_after_s": round(mgmt_taken - t0, 3),
+                          "first_answer_after_s": round(changes.first_answered_after(t0) - t0, 3),
+                          "change_accepted_after_s": round(managed - t0, 3), "changes_sent": len(changes.records),
                           "changes_acknowledged": len(acknowledged), "changes_lost": len(lost),
-                          "audit_entries_lost": len(unaudited)},
+                          "audit_entries_lost": len(unaudited), "answers": changes.tally(t0)},
     }  # fmt: skip
     (out / "pair-failover.json").write_text(json.dumps(figures, indent=1) + "\n")
     print(f"the pair when its primary was powered off: {figures}")
     assert acknowledged and lost == [] and unaudited == [], (lost, unaudited)
-    # A change on the survivor applies on it.
     for pool in pools:
         if pool["name"].startswith("ack-"):
             at_vip.delete(f"/api/v1/pools/{pool['id']}/")
-    at_vip.delete(f"/api/v1/ha-groups/{group['id']}/")
-    at_vip.delete(f"/api/v1/virtual-services/{front['id']}/")
-    answer = at_vip.post("/api/v1/revisions/", json={"message": "the pair's VIP removed"})
-    assert answer.status_code == 201, answer.text
-    wait_applied(appliance, at_vip, answer.json()["number"], "on the survivor", nodes=(appliance.hostname,))
+    # A change on the survivor applies on it.
+    answer = at_vip.post(f"/api/v1/members/{member_id(at_vip, 'web', 's2')}/runtime/", json={"state": "drain"})
+    assert answer.status_code == 200, answer.text
+    wait_applied(appliance, at_vip, answer.json()["revision"], "on the survivor", nodes=(appliance.hostname,))
+    answer = at_vip.post(f"/api/v1/members/{member_id(at_vip, 'web', 's2')}/runtime/", json={"state": "enabled"})
+    assert answer.status_code == 200, answer.text
+    wait_applied(appliance, at_vip, answer.json()["revision"], "on the survivor", nodes=(appliance.hostname,))
 
 
-def test_the_powered_off_primary_comes_back_as_a_standby(appliance, joined):
-    """Booted again, the appliance that was the primary finds the other at the management VIP:
-    its database, fenced from the start, is rewound to the fork and follows the new primary,
-    with what was accepted while it was off; it takes no change itself."""
-    box, at_vip = joined["box"], vip_client(joined["api"])
-    pool = at_vip.create("/api/v1/pools/", name="while-it-was-off", algorithm="round-robin")
+def member_id(api, pool, name):
+    members = api.get("/api/v1/members/", params={"limit": 1000}).json()["results"]
+    pool_id = next(p["id"] for p in api.get("/api/v1/pools/").json()["results"] if p["name"] == pool)
+    return next(m["id"] for m in members if m["pool"] == pool_id and m["name"] == name)
+
+
+def test_after_a_full_outage_the_old_primary_waits_for_the_new_one(appliance, joined, segment):
+    """The survivor, now the primary, loses its power too (a full outage), with a change the
+    powered-off appliance lacks. The old primary boots first, alone: it was the primary with a
+    synchronous standby when it went down, so that standby may have been promoted since (it
+    was): it does not take changes, and stands aside. The new primary boots: it takes the
+    management VIP and changes at once (it ran alone, degraded: no standby could have been
+    promoted in its place), and the old one rejoins as its standby (pg_rewind), with what was
+    accepted while it was off. Both come back with their services and configuration (the
+    setup does not run again), carry traffic, and each HA group's VIP is on its master."""
+    box, api = joined["box"], joined["api"]
+    at_vip = vip_client(api)
+    assert primary_databases((appliance,)) == {MGMT}
+    kept = at_vip.create("/api/v1/pools/", name="while-it-was-off", algorithm="round-robin")
+    appliance.power_off()
+    t0 = time.monotonic()
     box.boot(console=False)
     box.wait_for_ssh(timeout=900)
-    state = appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 600, f"{JOINED} streams again")
-    assert [s["name"] for s in state["standbys"]] == [JOINED], state
-    assert holders((appliance, box), MGMT_VIP) == {MGMT}
-    assert box.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "BACKUP"
-    rejoined = box.ssh("journalctl -b -o cat -u fulcrum-management-rejoin | grep -c 'rejoined'",
-                       check=False).stdout  # fmt: skip
-    assert int(rejoined or 0) >= 1, box.ssh("journalctl -b -o cat -u fulcrum-management-rejoin", check=False).stdout
-    local = vip_client(joined["api"])
+    journal = "journalctl -b -o cat -u fulcrum-management"
+    box.wait_until(lambda: "NOT taking changes" in box.ssh(journal, check=False).stdout, 300,
+                   f"{JOINED}, the old primary, alone: not taking changes")  # fmt: skip
+    waited = time.monotonic()
+    assert "did not answer within" in box.ssh(journal).stdout
+    fenced = box.ssh(
+        "runuser -u postgres -- psql -XtA -c 'SELECT pg_is_in_recovery()' -c 'SHOW default_transaction_read_only'"
+    )
+    assert fenced.stdout.split() == ["f", "on"], fenced.stdout
+    local = vip_client(api)
     local.base_url = box.url
+    box.wait_until(lambda: local.get("/api/v1/cluster/").status_code == 200, 300, f"the API on {JOINED}")
+    refused = local.post("/api/v1/pools/", json={"name": "on-the-old-primary", "algorithm": "round-robin"})
+    assert refused.status_code == 503, refused.text
+    # The new primary comes back: it takes the VIP and changes; the old one follows it.
+    appliance.boot(console=False)
+    appliance.wait_for_ssh(timeout=900)
+    made = appliance.wait_until(
+        lambda: (lambda a: a.json() if a.status_code == 201 else None)(
+            vip_client(api).post("/api/v1/pools/", json={"name": "after-the-outage", "algorithm": "round-robin"})),
+        600, "a change accepted at the management VIP after the outage",
+    )  # fmt: skip
+    writable = time.monotonic()
+    assert holders((appliance, box), MGMT_VIP) == {MGMT}
+    assert primary_databases((appliance, box)) == {MGMT}
+    state = appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 600, f"{JOINED} streams again")
+    rejoined = time.monotonic()
+    assert [s["name"] for s in state["standbys"]] == [JOINED], state
+    assert "rejoined" in box.ssh("journalctl -b -o cat -u fulcrum-management-rejoin", check=False).stdout
     box.wait_until(
-        lambda: "while-it-was-off" in [p["name"] for p in local.get("/api/v1/pools/").json()["results"]], 60,
-        "the change made while it was off, on the rejoined standby",
+        lambda: {"while-it-was-off", "after-the-outage"} <= {p["name"] for p in local.get("/api/v1/pools/").json()["results"]},
+        60, "the changes made while it was off, on the rejoined standby",
     )  # fmt: skip
     refused = local.post("/api/v1/pools/", json={"name": "on-the-rejoined", "algorithm": "round-robin"})
     assert refused.status_code == 503 and refused.json()["primary"] == f"https://{MGMT_VIP}/", refused.text
-    assert at_vip.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
+    names = [p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]]
+    assert "on-the-old-primary" not in names and "on-the-rejoined" not in names
+    figures = {"old_primary_refused_changes_alone_after_boot_s": round(waited - t0, 1),
+               "writable_after_s": round(writable - t0, 1), "old_primary_streaming_again_after_s": round(rejoined - t0, 1)}  # fmt: skip
+    (segment_artifacts() / "pair-outage.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"the pair after a full outage: {figures}")
+    for pool in (kept, made):
+        assert at_vip.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
+    active = "fulcrum-api fulcrum-agent nginx postgresql"
+    for b in (appliance, box):
+        b.ssh(LAB)  # namespaces do not survive a reboot; the configuration must
+        b.wait_until(lambda b=b: b.ssh(f"systemctl is-active {active}", check=False).returncode == 0, 300,
+                     f"services on {b.address} after the outage")  # fmt: skip
+        assert b.ssh("systemctl is-active 'fulcrum-setup@*'", check=False).stdout.strip() in ("", "inactive")
+        b.wait_until(lambda b=b: set(client_get(b, f"http://{L7_VIP}/", 4)) == {"s1", "s2"}, 300,
+                     f"the L7 service on {b.address} after the outage")  # fmt: skip
+    # The HA groups: each VIP on its master alone, serving the client on the segment.
+    for vip, holder in ((FRONT_VIP, ADDRESS), (FRONT_B_VIP, MGMT)):
+        appliance.wait_until(lambda vip=vip, holder=holder: holders((appliance, box), vip) == {holder}, 120,
+                             f"{vip} on {holder} alone after the outage")  # fmt: skip
+        assert appliance.wait_until(lambda vip=vip: segment_get(segment, f"http://{vip}/"), 60,
+                                    f"the service at {vip} after the outage") in LAB_SERVERS  # fmt: skip
+    with open(ARTIFACTS / "timings.txt", "a") as f:
+        f.write(f"TIMING full outage to traffic on both {time.monotonic() - t0:.0f} s\n")
 
 
 def primary_databases(appliances):
@@ -359,6 +536,10 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
             box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60,
                            f"{JOINED} alone holds the management VIP")  # fmt: skip
             moved = time.monotonic()
+            # The data plane too: the first, without its witness, gives its HA group's VIP up.
+            box.wait_until(lambda: holders((appliance, box), FRONT_B_VIP) == {ADDRESS}, 60,
+                           f"{JOINED} alone holds {FRONT_B_VIP}")  # fmt: skip
+            assert holders((appliance, box), FRONT_VIP) == {ADDRESS}
             box.wait_until(
                 lambda: changes.first_acknowledged_after(moved), 120, "a change accepted during the partition"
             )
@@ -378,6 +559,11 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
     assert [s["name"] for s in state["standbys"]] == [appliance.hostname], state
     assert holders((appliance, box), MGMT_VIP) == {ADDRESS}
     assert primary_databases((appliance, box)) == {ADDRESS}  # one primary
+    # Each HA group's VIP on its master again, and on it alone.
+    appliance.wait_until(
+        lambda: holders((appliance, box), FRONT_B_VIP) == {MGMT}, 60, f"{FRONT_B_VIP} back on the first"
+    )
+    assert holders((appliance, box), FRONT_VIP) == {ADDRESS}
     acknowledged = changes.acknowledged()
     names = {p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]}
     lost = sorted(set(acknowledged) - names)
@@ -408,56 +594,17 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
         lambda: replication_state(at_vip, "synchronous"), 180, "synchronous, the first primary"
     )
     assert [s["name"] for s in state["standbys"]] == [JOINED], state
-
-
-def test_after_a_full_outage_the_primary_takes_the_vip_again(appliance, joined):
-    """Both appliances lose power at once and boot together. Whichever wins the VIP first, the
-    writable database is the one that was the primary: a standby that wins it may lack
-    acknowledged changes, so it does not promote and stands aside (FAULT) for the other; the
-    first (the primary before the outage) holds the VIP and takes changes, and the second
-    streams from it again, with what was there before the outage. Each comes back with its
-    services and its configuration (the setup does not run again) and carries traffic."""
-    box, api = joined["box"], joined["api"]
-    at_vip = vip_client(api)
-    assert primary_databases((appliance, box)) == {MGMT}
-    kept = at_vip.create("/api/v1/pools/", name="before-the-outage", algorithm="round-robin")
-    for b in (appliance, box):
-        b.power_off()
-    t0 = time.monotonic()
-    for b in (appliance, box):
-        b.boot(console=False)
-    for b in (appliance, box):
-        b.wait_for_ssh(timeout=900)
-    booted = time.monotonic()
-    made = appliance.wait_until(
-        lambda: (lambda a: a.json() if a.status_code == 201 else None)(
-            vip_client(api).post("/api/v1/pools/", json={"name": "after-the-outage", "algorithm": "round-robin"})),
-        600, "a change accepted at the management VIP after the outage",
-    )  # fmt: skip
-    writable = time.monotonic()
-    assert holders((appliance, box), MGMT_VIP) == {MGMT}
-    assert primary_databases((appliance, box)) == {MGMT}
-    state = appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 300, f"{JOINED} streams again")
-    assert [s["name"] for s in state["standbys"]] == [JOINED], state
-    stood_aside = "stands aside" in box.ssh("journalctl -b -o cat -u fulcrum-management", check=False).stdout
-    figures = {"ssh_on_both_after_s": round(booted - t0, 1), "writable_after_s": round(writable - t0, 1),
-               "the_standby_won_the_vip_first_and_stood_aside": stood_aside}  # fmt: skip
-    (segment_artifacts() / "pair-cold-start.json").write_text(json.dumps(figures, indent=1) + "\n")
-    print(f"the pair after a full outage: {figures}")
-    names = [p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]]
-    assert "before-the-outage" in names
-    for pool in (kept, made):
-        assert at_vip.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
-    active = "fulcrum-api fulcrum-agent nginx postgresql"
-    for b in (appliance, box):
-        b.ssh(LAB)  # namespaces do not survive a reboot; the configuration must
-        b.wait_until(lambda b=b: b.ssh(f"systemctl is-active {active}", check=False).returncode == 0, 300,
-                     f"services on {b.address} after the outage")  # fmt: skip
-        assert b.ssh("systemctl is-active 'fulcrum-setup@*'", check=False).stdout.strip() in ("", "inactive")
-        b.wait_until(lambda b=b: set(client_get(b, f"http://{L7_VIP}/", 4)) == {"s1", "s2"}, 300,
-                     f"the L7 service on {b.address} after the outage")  # fmt: skip
-    with open(ARTIFACTS / "timings.txt", "a") as f:
-        f.write(f"TIMING full outage to traffic on both {time.monotonic() - t0:.0f} s\n")
+    # The pair's HA groups go (test_upgrade.py runs without them).
+    front = joined.pop("front")
+    assert at_vip.patch("/api/v1/ipvs-sync/", json={"enabled": False, "ha_group": None}).status_code == 200
+    for service in front["services"].values():
+        assert at_vip.delete(f"/api/v1/virtual-services/{service['id']}/").status_code == 204
+    for group in front["groups"].values():
+        assert at_vip.delete(f"/api/v1/ha-groups/{group['id']}/").status_code == 204
+    assert at_vip.delete(f"/api/v1/pools/{front['pool']['id']}/").status_code == 204
+    answer = at_vip.post("/api/v1/revisions/", json={"message": "the pair's HA groups removed"})
+    assert answer.status_code == 201, answer.text
+    wait_applied(box, at_vip, answer.json()["number"], "the HA groups removed", nodes=(JOINED, appliance.hostname))
 
 
 def segment_artifacts():
