@@ -1,9 +1,9 @@
 """A rolling upgrade of the pair keeps its configuration, its live service and its management.
 
-After test_join.py (file-name order): the first appliance is the primary at the management
-VIP, the second (joined) its synchronous standby, both carrying the cluster's services. Every
-package is built again from this tree with a higher version; then, as an operator would:
-upgrade the standby, switch over to it (through the API), upgrade the first, switch back.
+After test_join.py (file-name order): one appliance is the primary at the management VIP,
+the other its synchronous standby, both carrying the cluster's services. Every package is
+built again from this tree with a higher version; then, as an operator would: upgrade the
+standby, switch over to it (through the API), upgrade the other.
 Throughout, a client in each guest sends a request every 0.2 s through its L7 VIP, and an
 operator's change goes to the management VIP every second. Then: no request failed on
 either, no acknowledged change is lost (how long the VIP took none is measured: the
@@ -125,7 +125,9 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
     box, api = joined["box"], services["api"]
     at_vip = vip_client(api)
     pair = (appliance, box)
-    assert holders(pair, MGMT_VIP) == {MGMT}
+    names = {appliance.address: appliance.hostname, box.address: JOINED}
+    primary, standby = (appliance, box) if holders(pair, MGMT_VIP) == {MGMT} else (box, appliance)
+    assert holders(pair, MGMT_VIP) == {primary.address}
     appliance.wait_until(lambda: replication_state(at_vip, "synchronous"), 120, "the pair synchronous")
     before = {b.address: installed_versions(b) for b in pair}
     assert all(set(v) == set(PACKAGES) for v in before.values()), before
@@ -149,16 +151,18 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
     started = {b.address: start_client(b, debs) for b in pair}
     with ChangeLoop(at_vip, interval=1.0, timeout=5.0) as changes:
         t0 = time.monotonic()
-        install(box)  # the standby first
-        switch_over(at_vip, JOINED, box)
-        install(appliance)
-        state = switch_over(at_vip, appliance.hostname, appliance)
+        install(standby)
+        switch_over(at_vip, names[standby.address], standby)
+        install(primary)  # now the standby
+        state = standby.wait_until(
+            lambda: replication_state(at_vip, "synchronous"), 300, "synchronous after the upgrade"
+        )
         took = time.monotonic() - t0
         time.sleep(2)
     results = {b.address: client_results(b, started[b.address]) for b in pair}
 
     # Management: the VIP took changes before, between and after; none acknowledged is lost.
-    assert [s["name"] for s in state["standbys"]] == [JOINED], state
+    assert [s["name"] for s in state["standbys"]] == [names[primary.address]], state
     acknowledged = changes.acknowledged()
     names = {p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]}
     lost = sorted(set(acknowledged) - names)
