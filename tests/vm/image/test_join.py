@@ -2,12 +2,12 @@
 boot, unattended from its seed disk, runs the cluster's revisions, and its database becomes a
 synchronous standby of the first's. The first hands the management VIP and the writable
 database over to it (a switchover). Then the two run HA groups between them (active/active,
-peers, the IPVS sync daemon, a witness), and the second, master of the management VIP and of
+peers, the IPVS sync daemon), and the second, master of the management VIP and of
 one group, is powered off under a client's request loop and an operator's stream of changes:
 the first takes its VIPs over and loses no change. Then the first loses its power too: the
 second, booted alone, does not take changes (it may be stale, and is); the first, booted, does,
 and the second rejoins as its standby. Then the first is cut off from the second and from the
-witness: the second alone takes the VIPs and changes, and after the heal the first rejoins
+witness: the second alone takes the management VIP and changes, and after the heal the first rejoins
 as its standby (test_upgrade.py starts from there).
 
 After test_image.py (file-name order): the first appliance is set up, its services applied.
@@ -28,7 +28,7 @@ import requests
 
 from tests.harness.requestloop import RequestLoop, longest_gap
 from tests.harness.stack import ApiClient
-from tests.vm.image.appliance import CLIENT, GATEWAY, MGMT, MGMT_VIP
+from tests.vm.image.appliance import CLIENT, MGMT, MGMT_VIP
 from tests.vm.image.conftest import ARTIFACTS, JOINED, L4_VIP, L7_VIP, LAB, replication_state, wait_applied
 from tests.vm.image.conftest import JOINED_ADDRESS as ADDRESS
 from tests.vm.image.conftest import SERVERS as LAB_SERVERS
@@ -271,7 +271,7 @@ def ha_events(api, node, group, after):
 
 def test_the_pair_runs_the_ha_groups_between_them(appliance, joined, segment):
     """The data plane between the two appliances, as the netns tier runs it between agents:
-    two HA groups of mirrored priorities (active/active), each with the gateway as witness; an
+    two HA groups of mirrored priorities (active/active); an
     L7 service with source persistence and an L4 IPVS (NAT) service on the first group's VIP,
     an L7 service on the second's. Each appliance holds its own group's VIP; the client on the
     segment reaches all three services; the stick table reaches the backup through HAProxy
@@ -294,10 +294,13 @@ def test_the_pair_runs_the_ha_groups_between_them(appliance, joined, segment):
         "front-b": at_vip.create("/api/v1/virtual-services/", name="front-b", vip=FRONT_B_VIP, port=80,
                                  protocol="http", default_pool=pools["web"]["id"]),
     }  # fmt: skip
+    # No witness on these groups: on the loaded TCG guests, two more ping scripts a second made
+    # the management VIP's own witness check time out and flap (run21). The witness of HA
+    # groups is proven in the netns tier (test_ha.py); the management VIP's, here.
     groups = {
         name: at_vip.create(
             "/api/v1/ha-groups/", name=name, vrid=vrid, interface=nic, vips=[vip], vrrp_version=3,
-            advert_interval_ms=ADVERT_MS, witness=GATEWAY,
+            advert_interval_ms=ADVERT_MS,
             nodes=[{"node": ids[JOINED], "priority": high}, {"node": ids[appliance.hostname], "priority": 250 - high}],
         )
         for name, vrid, vip, high in (("front", 51, FRONT_VIP, 150), ("front-b", 52, FRONT_B_VIP, 100))
@@ -535,10 +538,6 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
             box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60,
                            f"{JOINED} alone holds the management VIP")  # fmt: skip
             moved = time.monotonic()
-            # The data plane too: the first, without its witness, gives its HA group's VIP up.
-            box.wait_until(lambda: holders((appliance, box), FRONT_B_VIP) == {ADDRESS}, 60,
-                           f"{JOINED} alone holds {FRONT_B_VIP}")  # fmt: skip
-            assert holders((appliance, box), FRONT_VIP) == {ADDRESS}
             box.wait_until(
                 lambda: changes.first_acknowledged_after(moved), 120, "a change accepted during the partition"
             )
@@ -558,11 +557,11 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
     assert [s["name"] for s in state["standbys"]] == [appliance.hostname], state
     assert holders((appliance, box), MGMT_VIP) == {ADDRESS}
     assert primary_databases((appliance, box)) == {ADDRESS}  # one primary
-    # Each HA group's VIP on its master again, and on it alone.
-    appliance.wait_until(
-        lambda: holders((appliance, box), FRONT_B_VIP) == {MGMT}, 60, f"{FRONT_B_VIP} back on the first"
-    )
-    assert holders((appliance, box), FRONT_VIP) == {ADDRESS}
+    # Each HA group's VIP on its master again, and on it alone (during the partition, without a
+    # witness, each appliance held both).
+    for vip, holder in ((FRONT_VIP, ADDRESS), (FRONT_B_VIP, MGMT)):
+        appliance.wait_until(lambda vip=vip, holder=holder: holders((appliance, box), vip) == {holder}, 60,
+                             f"{vip} on {holder} alone after the heal")  # fmt: skip
     acknowledged = changes.acknowledged()
     names = {p["name"] for p in at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]}
     lost = sorted(set(acknowledged) - names)
