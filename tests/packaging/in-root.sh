@@ -73,7 +73,10 @@ check_files() {
 		fail "byte-code of another Python than 3.13 is installed"
 	[[ -n $(find /usr/lib/fulcrum/python/django -name '*.cpython-313.pyc' | head -n 1) ]] ||
 		fail "the postinst did not byte-compile for python3.13"
-	pass "byte-code only for CPython 3.13, made by the postinst"
+	# PEP 552: flags 3, checked against the source's hash (fulcrum-compile), not its time
+	[[ $(od -An -tu1 -j4 -N1 /usr/lib/fulcrum/python/django/__pycache__/__init__.cpython-313.pyc | tr -d ' ') == 3 ]] ||
+		fail "the byte-code is not checked by the source's hash"
+	pass "byte-code only for CPython 3.13, made by the postinst, checked by the source's hash"
 }
 
 check_dkms_source() {
@@ -330,8 +333,10 @@ check_reinstall() {
 		fail "reinstalling changed which units are enabled"
 	[[ -n $(find /usr/lib/fulcrum/python/django -name '*.cpython-313.pyc' | head -n 1) ]] ||
 		fail "no byte-code after reinstalling"
+	# The same bytes again (dpkg's upgrade path): the byte-code was kept, nothing compiled anew.
+	[[ $out == *"fulcrum-compile: 0 compiled"* ]] || fail "reinstalling compiled again: $(grep fulcrum-compile <<<"$out")"
 	fulcrum-manage migrate --check -v 0 || fail "the database lost its migrations"
-	pass "reinstalling keeps the secret key, the database and the units' states"
+	pass "reinstalling keeps the secret key, the database, the units' states and the byte-code"
 }
 
 check_purge() {
