@@ -105,7 +105,13 @@ class DllcTest(APITestCase):
             "feed": "",
             "message": "",
         }
-        for bad in ({"layer": "dns"}, {"load_milli": -1}, {"connections": "many"}, {"weight": "1"}, {"member": "x" * 64}):
+        for bad in (
+            {"layer": "dns"},
+            {"load_milli": -1},
+            {"connections": "many"},
+            {"weight": "1"},
+            {"member": "x" * 64},
+        ):
             body = {"networks": [], "members": [{**good, **bad}]}
             self.assertEqual(self.agent.post("/api/v1/agent/status/", body, format="json").status_code, 400, bad)
         self.node.refresh_from_db()
