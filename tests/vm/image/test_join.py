@@ -375,9 +375,11 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
             lambda: holders((appliance,), MGMT_VIP), 60, f"{appliance.hostname} takes the management VIP"
         )
         mgmt_taken = time.monotonic()
-        appliance.wait_until(lambda: changes.first_answered_after(t0), 120, "an answer at the management VIP",
+        # How long these take is measured (the figures below), not asserted: on the emulated,
+        # loaded guests it was 16.6 s in run20 and over 120 s in run22.
+        appliance.wait_until(lambda: changes.first_answered_after(t0), 300, "an answer at the management VIP",
                              interval=0.5)  # fmt: skip
-        appliance.wait_until(lambda: changes.first_acknowledged_after(t0), 120, "a change accepted at the management VIP",
+        appliance.wait_until(lambda: changes.first_acknowledged_after(t0), 300, "a change accepted at the management VIP",
                              interval=0.5)  # fmt: skip
         time.sleep(3)
         records, own_records = loop.records(), own_loop.records()
