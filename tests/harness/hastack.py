@@ -233,6 +233,17 @@ class HaStack(Stack):
         return found
 
 
+def stick_entries(shown):
+    """``{client address: server}`` from the text of HAProxy's ``show table <name>`` (the
+    server's name where HAProxy stores it, else its id)."""
+    entries = {}
+    for line in shown.splitlines():
+        fields = dict(word.split("=", 1) for word in line.split() if "=" in word)
+        if "key" in fields:
+            entries[fields["key"].removeprefix("::ffff:")] = fields.get("server_key") or fields.get("server_id")
+    return entries
+
+
 def _children(pid):
     """Direct children of ``pid`` (from /proc, as the workers of HAProxy's master)."""
     kids = []

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.halab import GATEWAY_ADDR, HaLab
-from tests.harness.hastack import HaStack
+from tests.harness.hastack import HaStack, stick_entries
 from tests.harness.requestloop import RequestLoop, longest_gap
 
 pytestmark = pytest.mark.netns
@@ -235,13 +235,8 @@ def test_standby_hands_the_vip_over_and_back(steady, stack, lab):
 
 
 def show_table(stack, lb, table):
-    """``{client address: server name}`` from ``show table`` on ``lb``'s runtime API."""
-    entries = {}
-    for line in stack.runtime(lb, f"show table {table}").splitlines():
-        fields = dict(word.split("=", 1) for word in line.split() if "=" in word)
-        if "key" in fields:
-            entries[fields["key"].removeprefix("::ffff:")] = fields.get("server_key") or fields.get("server_id")
-    return entries
+    """``{client address: server}`` in ``lb``'s stick table ``table``."""
+    return stick_entries(stack.runtime(lb, f"show table {table}"))
 
 
 def test_persistence_survives_failover(steady, stack, lab):

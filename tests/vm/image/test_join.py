@@ -26,6 +26,7 @@ import time
 
 import requests
 
+from tests.harness.hastack import stick_entries
 from tests.harness.requestloop import RequestLoop, longest_gap
 from tests.harness.stack import ApiClient
 from tests.vm.image.appliance import CLIENT, MGMT, MGMT_VIP
@@ -264,14 +265,8 @@ def answered(segment, url, within=60):
 
 
 def stick_table(box, table):
-    """HAProxy's stick table ``table`` on ``box``: {client address: server id}."""
-    out = box.ssh(RUNTIME + shlex.quote(f"show table {table}")).stdout
-    entries = {}
-    for line in out.splitlines():
-        fields = dict(word.split("=", 1) for word in line.split() if "=" in word)
-        if "key" in fields:
-            entries[fields["key"].removeprefix("::ffff:")] = fields.get("server_key") or fields.get("server_id")
-    return entries
+    """HAProxy's stick table ``table`` on ``box``: {client address: server}."""
+    return stick_entries(box.ssh(RUNTIME + shlex.quote(f"show table {table}")).stdout)
 
 
 def ha_events(api, node, group, after):
