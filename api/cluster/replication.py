@@ -31,6 +31,16 @@ On a standby the guard only watches; told where (``--streaming-mark``), it touch
 at each look while the standby streams, so that the management VIP's keepalived promotes it
 only if it was streaming when the primary went away (appliance/api/fulcrum-management).
 
+A primary that hears from no standby may be the cut-off side of a partition rather than the
+survivor: the other appliance, still in reach of the management VIP's witness, takes the VIP
+and promotes its standby, while this one's keepalived has yet to notice that the witness is
+gone too and fence it. Told where the management VIP's keepalived has its configuration
+(``--management-conf``), the guard reads there the witness check keepalived runs every second
+(appliance/api/fulcrum-witness ADDRESS MARK, which touches MARK at each answer), and degrades
+only while the witness answers (within ``WITNESS_FRESH_S``): otherwise commits keep waiting,
+for they would be lost when this appliance rejoins the other. Without a witness (or with a
+keepalived started by an older fulcrum-management, which marks nothing) it degrades as before.
+
 A *fenced* primary (``default_transaction_read_only`` on: the management VIP's keepalived put
 it there when this appliance lost the master role, see appliance/api/fulcrum-management) is
 left as it is: its waiting commits must not complete without a standby, for another appliance
@@ -56,6 +66,11 @@ SYNCHRONOUS = "ANY 1 (*)"
 NODES = "cluster_node"  # the API's nodes (cluster.models.Node)
 AWAY_S = 10.0  # how long a streaming standby may stay silent before the primary stops waiting
 INTERVAL_S = 1.0
+# The witness's answers are marked every second (keepalived's check): three seconds without
+# one is when keepalived would take this appliance's master role away (two failures).
+WITNESS_FRESH_S = 3.0
+# The witness check in the management VIP's keepalived.conf (appliance/api/fulcrum-management).
+WITNESS_CHECK = re.compile(r'^\s*script\s+"\S*/fulcrum-witness\s+(\S+)\s+(/\S+)"\s*$', re.MULTILINE)
 ROLES = ("primary", "standby")
 STATES = ("synchronous", "catching-up", "degraded", "single", "streaming", "disconnected")  # see Status
 
@@ -172,9 +187,14 @@ def missing_slots(conn, node):
 class Guard:
     """Keeps ``synchronous_standby_names`` set while a standby keeps up, clear otherwise."""
 
-    def __init__(self, away=AWAY_S, clock=time.monotonic, node=None, node_file=None, streaming_mark=None):
+    def __init__(
+        self, away=AWAY_S, clock=time.monotonic, node=None, node_file=None, streaming_mark=None,
+        management_conf=None,
+    ):  # fmt: skip
         self.away = away
         self.streaming_mark = streaming_mark  # touched at each look while this standby streams
+        self.management_conf = management_conf  # the management VIP's running keepalived.conf
+        self.held = False  # the last look kept commits waiting for want of the witness
         self.clock = clock
         self.node = node  # this appliance's node name: the guard makes the others' slots
         self.node_file = node_file  # ... or the file that names it (its first word, short)
@@ -190,6 +210,26 @@ class Guard:
                 return None
             return words[0].split(".")[0] if words else None
         return self.node
+
+    def witness(self):
+        """The management VIP's witness check, as its keepalived runs it: (address, mark), or
+        None where it runs none that marks the answers."""
+        try:
+            with open(self.management_conf, encoding="utf-8") as f:
+                found = WITNESS_CHECK.search(f.read())
+        except (OSError, TypeError):
+            return None
+        return found.groups() if found else None
+
+    def witness_silence(self):
+        """(the witness, seconds since it last answered), or None: no witness counts here."""
+        if not (check := self.witness()):
+            return None
+        address, mark = check
+        try:
+            return address, max(0.0, time.time() - os.stat(mark).st_mtime)
+        except OSError:
+            return address, float("inf")
 
     def wanted(self, standbys):
         """The list the primary should have now, given its connected ``standbys``."""
@@ -223,6 +263,19 @@ class Guard:
         if status.fenced:
             return status  # its commits wait for a standby until the fence is lifted or it rejoins
         wanted = self.wanted(status.standbys)
+        if not wanted and status.synchronous_standby_names:
+            witness = self.witness_silence()
+            if witness and witness[1] >= WITNESS_FRESH_S:
+                if not self.held:
+                    address, silent = witness
+                    log.warning(
+                        "no standby answers, and the management VIP's witness %s has not answered %s either: "
+                        "this appliance may be cut off while the other takes over; commits keep waiting",
+                        address, "since keepalived started" if silent == float("inf") else f"for {silent:.0f} s",
+                    )  # fmt: skip
+                self.held = True
+                return status
+        self.held = False
         log.debug(
             "standbys %s; synchronous_standby_names %r -> %r", status.standbys, status.synchronous_standby_names, wanted
         )
@@ -264,6 +317,9 @@ def main(argv=None):
     parser.add_argument("--node", help="this appliance's node name: make the slots of the cluster's other nodes")
     parser.add_argument("--node-file", help="a file naming this appliance's node (its short host name), read each time")
     parser.add_argument("--streaming-mark", help="a file touched at each look while this standby streams")
+    parser.add_argument(
+        "--management-conf", help="the management VIP's keepalived.conf: degrade only while its witness answers"
+    )
     parser.add_argument("--interval", type=float, default=INTERVAL_S, help=argparse.SUPPRESS)
     parser.add_argument("--verbose", action="store_true", help="log every look at the primary")
     args = parser.parse_args(argv)
@@ -278,9 +334,10 @@ def main(argv=None):
         with psycopg.connect(args.dsn, autocommit=True, connect_timeout=5) as conn:
             print(json.dumps(read_status(conn, args.away).as_json(), indent=2))
         return 0
-    Guard(args.away, node=args.node, node_file=args.node_file, streaming_mark=args.streaming_mark).run(
-        args.dsn, args.interval
-    )
+    Guard(
+        args.away, node=args.node, node_file=args.node_file, streaming_mark=args.streaming_mark,
+        management_conf=args.management_conf,
+    ).run(args.dsn, args.interval)  # fmt: skip
     return 0
 
 

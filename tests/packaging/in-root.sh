@@ -50,7 +50,7 @@ check_files() {
 	local path
 	for path in /usr/sbin/fulcrum-agent /usr/bin/fulcrum /usr/bin/fulcrum-loadd /usr/sbin/fulcrum-manage \
 		/usr/lib/fulcrum/bin/fulcrum-api-init /usr/lib/fulcrum/bin/fulcrum-standby-init \
-		/usr/lib/fulcrum/bin/fulcrum-management; do
+		/usr/lib/fulcrum/bin/fulcrum-management /usr/lib/fulcrum/bin/fulcrum-witness; do
 		[[ -f $path && -x $path ]] || fail "$path is not an installed program"
 	done
 	for path in /usr/lib/fulcrum/api/manage.py /usr/lib/fulcrum/api/fulcrum/settings.py \

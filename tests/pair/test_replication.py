@@ -8,6 +8,8 @@ looking after the primary.
   row is there.
 - When the standby goes away, a commit waits for it only until the guard degrades the
   primary to asynchronous; then it completes, and so do the next ones.
+- A primary that hears neither the standby nor the management VIP's witness (the cut-off side
+  of a partition) keeps its commits waiting; it degrades once the witness answers again.
 - When the standby comes back it catches up (the rows of the degraded time reach it) and
   replication is synchronous again.
 - The API on the standby's database (a joined appliance's) reads the cluster's objects with
@@ -33,10 +35,11 @@ import pytest
 
 from cluster.replication import read_status
 from tests.harness.pg import _as_owner, _bin
-from tests.harness.stack import API_DIR, PYTHON
+from tests.harness.stack import API_DIR, PYTHON, REPO
 
 AWAY_S = 5.0  # the guard's --away: how long a silent standby keeps commits waiting
 SETTLE_S = 60  # generous: how long a state change may take on a loaded machine
+WITNESS = REPO / "appliance" / "api" / "fulcrum-witness"  # the management VIP's witness check
 
 
 def postgres(*argv):
@@ -275,6 +278,66 @@ def test_a_fenced_primary_keeps_its_commits_waiting_for_a_standby(pair):
     primary.sql("SELECT pg_reload_conf()")
     assert done.wait(SETTLE_S), "the guard did not release the commit once the fence was lifted"
     assert primary.status().state == "degraded"
+
+
+class WitnessCheck(threading.Thread):
+    """keepalived's witness check, as fulcrum-management configures it: the appliance's
+    fulcrum-witness every 0.5 s against loopback, marking each answer. ``cut()`` runs it
+    without a network (a namespace of its own, whose loopback is down: ping fails)."""
+
+    def __init__(self, mark):
+        super().__init__(daemon=True)
+        self.mark, self.cut_off, self.done = mark, threading.Event(), threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            command = [str(WITNESS), "127.0.0.1", str(self.mark)]
+            subprocess.run((["unshare", "--net"] if self.cut_off.is_set() else []) + command, check=False)
+            self.done.wait(0.5)
+
+    def cut(self):
+        self.cut_off.set()
+        time.sleep(1.5)  # a check under way ends (ping -W 1)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.join(5)
+
+
+def test_a_primary_that_hears_neither_its_standby_nor_the_witness_keeps_its_commits_waiting(home):
+    """The cut-off side of a partition: the other appliance, which still hears the witness,
+    takes over; a commit this one completed alone would be lost when it rejoins."""
+    primary, standby = Server(home, "lb1"), Server(home, "lb2")
+    primary.init_primary()
+    primary.sql("CREATE TABLE applies (n int PRIMARY KEY)")
+    conf, mark = home / "keepalived.conf", home / "witness"
+    conf.write_text(  # the witness check, as fulcrum-management writes it for the management VIP's keepalived
+        f'vrrp_script fulcrum_management_witness {{\n    script "{WITNESS} 127.0.0.1 {mark}"\n    interval 1\n}}\n'
+    )
+    try:
+        with WitnessCheck(mark) as witness, guard(primary, home, "--management-conf", str(conf)):
+            standby.clone(primary)
+            wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+            assert committed(primary, 1)[0]
+            witness.cut()
+            standby.stop("immediate")
+            returned, done = committed(primary, 2, timeout=3 * AWAY_S)
+            assert not returned, "a primary that heard neither its standby nor the witness completed a commit alone"
+            assert primary.status().synchronous_standby_names == "ANY 1 (*)"
+            # The witness answers again (this appliance is the survivor after all): it degrades.
+            witness.cut_off.clear()
+            assert done.wait(SETTLE_S), "the guard did not release the commit once the witness answered"
+            assert primary.status().state == "degraded"
+        logs = "".join(p.read_text() for p in home.glob("guard-lb1-*.log"))
+        assert "witness 127.0.0.1 has not answered" in logs and "commits keep waiting" in logs, logs
+    finally:
+        for server in (primary, standby):
+            if (server.data / "postmaster.pid").exists():
+                server.stop("immediate")
 
 
 # What the API on a database does, from a Django test client (no server: the middleware and

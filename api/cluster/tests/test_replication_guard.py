@@ -1,6 +1,9 @@
 """The replication guard's rule, on a clock of its own (tests/pair/test_replication.py runs it
 against two real PostgreSQL servers)."""
 
+import os
+import time
+
 from cluster.replication import SYNCHRONOUS, Guard, Standby
 
 
@@ -58,3 +61,23 @@ def test_the_wait_counts_from_the_standbys_last_answer():
     assert guard.wanted([]) == SYNCHRONOUS  # 9.5 s
     clock.now += 0.5
     assert guard.wanted([]) == ""  # 10 s
+
+
+def test_the_witness_counts_only_where_keepalived_marks_its_answers(tmp_path):
+    conf, mark = tmp_path / "keepalived.conf", tmp_path / "witness"
+    guard = Guard(away=10, clock=Clock(), management_conf=str(conf))
+    assert guard.witness_silence() is None  # no management VIP here
+    conf.write_text(
+        'vrrp_script fulcrum_management_witness {\n    script "/usr/bin/ping -n -q -c 1 -W 1 10.0.2.2"\n}\n'
+    )
+    assert guard.witness_silence() is None  # an older fulcrum-management's check: it marks nothing
+    conf.write_text(
+        f'vrrp_script fulcrum_management_witness {{\n    script "/usr/lib/fulcrum/bin/fulcrum-witness 10.0.2.2 {mark}"\n}}\n'
+    )
+    assert guard.witness_silence() == ("10.0.2.2", float("inf"))  # checked, and not answered since keepalived started
+    mark.touch()
+    address, silent = guard.witness_silence()
+    assert address == "10.0.2.2" and silent < 1
+    os.utime(mark, (time.time() - 30, time.time() - 30))
+    assert 29 < guard.witness_silence()[1] < 31
+    assert Guard().witness_silence() is None  # a guard told of no management VIP at all

@@ -14,8 +14,10 @@ downloading the image, and what must hold of the image itself:
 - ``admin`` over SSH lands in the ``fulcrum`` CLI shell, not a Unix shell.
 """
 
+import ast
 import json
 import re
+import shlex
 import ssl
 import subprocess
 
@@ -25,8 +27,10 @@ import pytest
 import requests
 
 from tests.harness.stack import ApiClient
-from tests.vm.image.appliance import MGMT_VIP
+from tests.vm.image.appliance import GATEWAY, MGMT_VIP
 from tests.vm.image.conftest import ARTIFACTS, L4_VIP, L7_VIP, LAB, SERVERS  # noqa: F401 (the lab, in conftest.py)
+
+MANAGEMENT_CONF = "/run/fulcrum-management/keepalived.conf"  # the management VIP's, fulcrum-management writes it
 
 
 def debugfs(raw, offset, request):
@@ -171,6 +175,14 @@ def test_the_management_vip_is_held_by_the_appliance_whose_database_takes_change
     assert f"api=https://{MGMT_VIP}" in started, started
     membership = requests.get(f"https://{MGMT_VIP}/api/v1/cluster/", verify=False, timeout=60).json()
     assert (membership["read_only"], membership["primary"]) == (None, f"https://{MGMT_VIP}/"), membership
+    # Its witness check (the gateway) marks each answer, where its replication guard, as the
+    # postgres user, reads how lately the witness answered (a primary degrades only while it does).
+    guard_sees = appliance.ssh(
+        "cd / && runuser -u postgres -- env PYTHONPATH=/usr/lib/fulcrum/api:/usr/lib/fulcrum/python python3 -c "
+        + shlex.quote(f"from cluster.replication import Guard; print(Guard(management_conf='{MANAGEMENT_CONF}').witness_silence())")
+    ).stdout  # fmt: skip
+    witness, silent = ast.literal_eval(guard_sees)
+    assert witness == GATEWAY and silent < 10, guard_sees  # checked every second (10: a loaded guest)
     at_vip = vip_client(services["api"])
     version = appliance.ssh("ls /etc/postgresql").stdout.split()[-1]
     appliance.ssh(f"pg_ctlcluster {version} main restart")
