@@ -20,8 +20,9 @@ CLI_TOKEN = "ful_" + "c" * 40
 FAKE = """#!{python}
 import json, os, sys
 name, args = os.path.basename(sys.argv[0]), sys.argv[1:]
+skip_sysv = ["SYSTEMCTL_SKIP_SYSV=" + os.environ["SYSTEMCTL_SKIP_SYSV"]] if "SYSTEMCTL_SKIP_SYSV" in os.environ else []
 with open({log!r}, "a") as f:
-    f.write(json.dumps([name, *args]) + "\\n")
+    f.write(json.dumps([*skip_sysv, name, *args]) + "\\n")
 if args[:1] == ["fulcrum_node"]:
     print({node!r})
 elif args[:1] == ["fulcrum_token"]:
@@ -103,7 +104,7 @@ def test_first_boot_makes_keys_certificate_node_and_cli_token(machine):
         ["fulcrum-manage", "fulcrum_migrate"],
         ["fulcrum-manage", "fulcrum_node", "lb1", "--address", "10.0.2.15", "--token-file", "-"],
         ["fulcrum-manage", "fulcrum_token", "admin", "--name", "ssh-admin"],
-        ["systemctl", "enable", *units],
+        ["SYSTEMCTL_SKIP_SYSV=1", "systemctl", "enable", "--no-reload", *units],
         ["systemctl", "--no-block", "start", *units],
     ]
 
