@@ -206,8 +206,16 @@ check_api_init() {
 
 check_manage() {
 	local out
-	expect "fulcrum-manage fulcrum_migrate (as the unit)" fulcrum-manage fulcrum_migrate -v 0
+	# What fulcrum-api.service runs before each start: the new database is migrated ...
+	out=$(/usr/lib/fulcrum/bin/fulcrum-api-init --migrate 2>&1) || fail "fulcrum-api-init --migrate: $out"
+	[[ $out == *"Applying "* ]] || fail "fulcrum-api-init --migrate did not migrate the new database: $out"
+	pass "fulcrum-api-init --migrate (as the unit) migrated the new database"
 	expect "fulcrum-manage migrate --check (nothing left)" fulcrum-manage migrate --check -v 0
+	# ... and the next start, with nothing to migrate, does not start Django for it.
+	out=$(/usr/lib/fulcrum/bin/fulcrum-api-init --migrate 2>&1) || fail "fulcrum-api-init --migrate: $out"
+	[[ $out == *"the schema is current"* && $out != *"Operations to perform"* ]] ||
+		fail "fulcrum-api-init --migrate ran migrate on a current schema: $out"
+	pass "fulcrum-api-init --migrate leaves a current schema alone"
 	# The list fulcrum-management reads to skip a new master's migration: all applied now.
 	local shipped=/usr/lib/fulcrum/api/fulcrum/migrations.txt missing
 	missing=$(LC_ALL=C comm -23 <(LC_ALL=C sort -u "$shipped") <(runuser -u fulcrum -- psql -h /run/postgresql \

@@ -100,8 +100,7 @@ def test_first_boot_makes_keys_certificate_node_and_cli_token(machine):
 
     units = ["ssh.service", "nginx.service", "fulcrum-api.service", "fulcrum-agent.service"]
     assert commands() == [
-        ["fulcrum-api-init"],
-        ["fulcrum-manage", "fulcrum_migrate"],
+        ["fulcrum-api-init", "--migrate"],
         ["fulcrum-manage", "fulcrum_node", "lb1", "--address", "10.0.2.15", "--token-file", "-"],
         ["fulcrum-manage", "fulcrum_token", "admin", "--name", "ssh-admin"],
         ["SYSTEMCTL_SKIP_SYSV=1", "systemctl", "enable", "--no-reload", *units],
