@@ -153,10 +153,21 @@ def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, 
     box, api = joined["box"], joined["api"]  # api: the first appliance's own address
     at_vip = vip_client(api)
     before = at_vip.create("/api/v1/pools/", name="before-switchover", algorithm="round-robin")
+    # The standby promotes because the primary handed over to it, not because its streaming
+    # mark is fresh when the VIP reaches it (on a busy appliance the old primary's stop can
+    # take longer than that): its guard, which touches the mark, is stopped for the handover.
+    box.ssh("systemctl stop fulcrum-replication && rm -f /run/fulcrum-replication/streaming")
     # Asked through the API at the VIP (what the console's button and `fulcrum node switchover` do).
     asked = at_vip.post("/api/v1/cluster/switchover/")
     assert asked.status_code == 202 and asked.json()["standby"] == JOINED, asked.text
     box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60, f"{JOINED} holds the management VIP")
+    promoted = box.wait_until(
+        lambda: (lambda log: log if "promoting this appliance's database" in log else None)(
+            box.ssh("journalctl -o cat -u fulcrum-management | grep 'fulcrum-management: promoting'", check=False).stdout
+        ), 120, f"{JOINED} promoting its database",
+    )  # fmt: skip
+    assert "the other appliance handed over to it" in promoted, promoted
+    box.ssh("systemctl start fulcrum-replication")
     appliance.wait_until(
         lambda: "handed over" in appliance.ssh("journalctl -o cat -u fulcrum-management-switchover").stdout, 120,
         "the switchover's end, in its journal",
