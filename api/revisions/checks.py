@@ -58,7 +58,7 @@ def _run(argv, scratch, env=None):
 _NODE_LOCAL = re.compile(
     r"(interface \S+ (for .+ )?doesn't exist|tracked interface \S+ doesn't exist"
     r"|^Non-existent interface specified in configuration"
-    r"|realpath\(\) error \d+ \(No such file or directory\) for \S+"
+    r"|realpath\(\) error \d+ \((No such file or directory|Permission denied)\) for fulcrum_\w+"
     r"|track file fulcrum_\w+ not found, ignoring\.*)$"
 )
 
@@ -68,9 +68,10 @@ def check_keepalived(files) -> CheckResult:
 
     keepalived exits non-zero on warnings too (an unknown scheduler it replaces, a keyword
     it ignores), which is what we want: the file must mean exactly what it says. The one
-    exception is an interface or a track file missing here: the API host is not the node,
-    whose agent runs the same test with its own before anything goes live. Its nftables
-    script is check_nftables' business.
+    exception is an interface or a track file missing here, or out of the API's reach (an
+    appliance that is a node too keeps its agent's track files where only root looks): the
+    API host is not the node, whose agent runs the same test with its own, as root, before
+    anything goes live. Its nftables script is check_nftables' business.
     """
     if "keepalived.conf" not in files:
         return CheckResult(True, "")
@@ -79,10 +80,15 @@ def check_keepalived(files) -> CheckResult:
     with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
         _lay_out(files, scratch)
         result = _run([KEEPALIVED, "--config-test", "-f", os.path.join(scratch, "keepalived.conf")], scratch)
-    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
-    if not result.ok and lines and all(_NODE_LOCAL.search(line) for line in lines):
+    if not result.ok and only_node_local(result.output):
         return CheckResult(True, result.output)
     return result
+
+
+def only_node_local(output):
+    """Whether keepalived's complaints are all about what only the node has (see above)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return bool(lines) and all(_NODE_LOCAL.search(line) for line in lines)
 
 
 def check_haproxy(files) -> CheckResult:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict
-from revisions.checks import check_keepalived
+from revisions.checks import check_keepalived, only_node_local
 
 CASE = json.loads((Path(__file__).parent / "golden" / "ha" / "input.json").read_text())
 
@@ -158,6 +158,22 @@ def test_the_api_check_tolerates_only_interfaces_missing_on_the_api_host():
     broken["keepalived.conf"] = files["keepalived.conf"].replace(b"garp_master_delay 1", b"garp_master_dalay 1")
     result = check_keepalived(broken)
     assert not result.ok and "garp_master_dalay" in result.output
+
+
+def test_track_files_out_of_the_apis_reach_are_the_nodes_business():
+    """keepalived 2.3's words when the API, as the user fulcrum, checks the configuration of
+    the appliance it runs on, whose agent keeps its track files in a directory of root's
+    (the image's pair, after the API moved to an appliance that runs HA groups)."""
+    refused = (
+        "(<check>/keepalived.conf: Line 27) realpath() error 13 (Permission denied) for fulcrum_standby\n"
+        "(<check>/keepalived.conf: Line 32) realpath() error 13 (Permission denied) for fulcrum_haproxy\n"
+        "(<check>/keepalived.conf: Line 54) (front) track file fulcrum_standby not found, ignoring...\n"
+        "(<check>/keepalived.conf: Line 55) (front) track file fulcrum_haproxy not found, ignoring...\n"
+    )
+    assert only_node_local(refused)
+    assert not only_node_local(refused + "(<check>/keepalived.conf: Line 60) Unknown keyword 'garp_master_dalay'\n")
+    assert not only_node_local("realpath() error 13 (Permission denied) for /etc/keepalived/notify.sh\n")
+    assert not only_node_local("")
 
 
 def test_a_new_revision_alone_does_not_change_keepalived_files():
