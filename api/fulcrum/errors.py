@@ -1,5 +1,8 @@
 """One error shape for the whole API."""
 
+import re
+
+from django.db import IntegrityError
 from django.db.models import ProtectedError
 from django.http import JsonResponse
 from django.views import defaults
@@ -9,10 +12,14 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from fulcrum.concurrency import VersionConflict
 
+# PostgreSQL's detail of a unique violation: "Key (name)=(web) already exists."
+_DUPLICATE_KEY = re.compile(r"Key \((?P<columns>[^)]+)\)=\((?P<values>.*)\) already exists")
+
 
 def exception_handler(exc, context):
     """DRF's handler, plus 409 for deleting an object that others still use and for a
-    write whose version is stale (with the current version)."""
+    write whose version is stale (with the current version), and 400 for a unique value
+    that a concurrent writer took between the serializer's check and the insert."""
     if isinstance(exc, ProtectedError):
         users = sorted({str(obj) for obj in exc.protected_objects})
         return Response(
@@ -21,7 +28,20 @@ def exception_handler(exc, context):
         )
     if isinstance(exc, VersionConflict):
         return Response({"detail": exc.detail, "version": exc.current}, status=exc.status_code)
+    if isinstance(exc, IntegrityError) and getattr(exc.__cause__, "sqlstate", None) == "23505":
+        return _duplicate(exc.__cause__)
     return drf_exception_handler(exc, context)
+
+
+def _duplicate(violation):
+    """The 400 the serializer's uniqueness check gives, for the writer that lost the race."""
+    found = _DUPLICATE_KEY.search(getattr(violation.diag, "message_detail", None) or "")
+    if not found:
+        return Response({"detail": "This object already exists."}, status=status.HTTP_400_BAD_REQUEST)
+    columns = [c.strip().removesuffix("_id") for c in found["columns"].split(",")]
+    message = f"Another object has this {' and '.join(columns)} already ({found['values']})."
+    field = columns[0] if len(columns) == 1 else "non_field_errors"
+    return Response({field: [message]}, status=status.HTTP_400_BAD_REQUEST)
 
 
 def _json_under_api(django_view, status_code, detail):

@@ -1,8 +1,11 @@
 """Optimistic concurrency: every edited object has a version; a writer that sends the version
 it read (If-Match or the body) gets 409 and changes nothing when someone changed it since."""
 
+import threading
+
 from django.contrib.auth import get_user_model
-from rest_framework.test import APITestCase
+from django.db import connection, transaction
+from rest_framework.test import APITestCase, APITransactionTestCase
 
 from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
 from services.models import Member, Pool
@@ -87,3 +90,32 @@ class ConcurrencyTest(APITestCase):
         # "vrrp_version" is the protocol; "version" is the object's.
         response = self.client.patch(url, {"vrrp_version": 2, "version": 1}, format="json")
         self.assertEqual((response.status_code, response.data["vrrp_version"], response.data["version"]), (200, 2, 2))
+
+
+class UniqueRaceTest(APITransactionTestCase):
+    """Two writers create the same name at once: the serializer's uniqueness check passes for
+    both (neither sees the other's uncommitted row), PostgreSQL refuses the second insert, and
+    its writer gets the check's 400 on the field, not a server error."""
+
+    def test_the_writer_that_loses_the_race_gets_a_400_on_the_field(self):
+        self.client.force_authenticate(get_user_model().objects.create_superuser("ops", password="x" * 12))
+        inserted, release = threading.Event(), threading.Event()
+
+        def first_writer():
+            try:
+                with transaction.atomic():
+                    Pool.objects.create(name="race")
+                    inserted.set()
+                    release.wait(10)  # committed once the second writer is blocked on the row
+            finally:
+                connection.close()
+
+        writer = threading.Thread(target=first_writer)
+        writer.start()
+        self.assertTrue(inserted.wait(10))
+        threading.Timer(1.0, release.set).start()
+        answer = self.client.post("/api/v1/pools/", {"name": "race", "algorithm": "round-robin"}, format="json")
+        writer.join(10)
+        self.assertEqual(answer.status_code, 400, answer.data)
+        self.assertIn("Another object has this name already (race)", answer.data["name"][0])
+        self.assertEqual(Pool.objects.filter(name="race").count(), 1)
