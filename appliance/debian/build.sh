@@ -24,6 +24,13 @@
 # no tag exists, 0.9.0~git<commits>.g<hash>; "+dirty" marks uncommitted
 # changes. Every later commit gives a higher version.
 #
+# ip-vs-dllc-dkms has a version of its own: the module's (PACKAGE_VERSION in
+# its dkms.conf), "+m" and the count of commits that changed its files
+# (DLLC_PATHS; "+dirty" for uncommitted changes there), after the epoch 1 (it
+# had the product's version before, 0.9.0~git...). An upgrade that leaves the
+# module alone leaves the package alone, and DKMS does not build it again on
+# the appliance (two minutes of an emulated appliance's upgrade).
+#
 # Needs: debhelper and dh-dkms (`make deps-image` installs them), Go >= 1.24,
 # Node.js >= 20.19 with npm, and the repository's .venv (`make deps`), or
 # FULCRUM_BUILD_PYTHON naming another Python with pip and the API's
@@ -41,6 +48,9 @@ readonly SRC_PARENT=$OUT.src
 readonly LOG=$OUT-build.log
 readonly STAGED_DIRS=(api agents webui appliance)
 readonly PACKAGES=(fulcrum-api fulcrum-console fulcrum-agent fulcrum-loadd fulcrum-cli ip-vs-dllc-dkms fulcrum-appliance)
+readonly DLLC_PACKAGE=ip-vs-dllc-dkms
+# What the DKMS package is made of (its version counts the commits that changed them).
+readonly DLLC_PATHS=(appliance/kernel/ip_vs_dllc appliance/debian/ip-vs-dllc-dkms.dkms appliance/debian/ip-vs-dllc-dkms.install)
 # The version before the first tag (see above).
 readonly UNTAGGED_BASE=0.9.0
 
@@ -97,6 +107,21 @@ package_version() {
 	echo "$version"
 }
 
+# dllc_version: ip-vs-dllc-dkms's version (see the header).
+dllc_version() {
+	local module commits dirty=""
+	module=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$REPO/appliance/kernel/ip_vs_dllc/dkms.conf")
+	[[ $module =~ ^[0-9][A-Za-z0-9.]*$ ]] || die "appliance/kernel/ip_vs_dllc/dkms.conf: no PACKAGE_VERSION"
+	commits=$(git -C "$REPO" rev-list --count HEAD -- "${DLLC_PATHS[@]}")
+	[[ -z $(git -C "$REPO" status --porcelain -- "${DLLC_PATHS[@]}") ]] || dirty=+dirty
+	echo "1:$module+m$commits$dirty"
+}
+
+# file_version PACKAGE VERSION DLLC: the version in PACKAGE's file name (no epoch).
+file_version() {
+	if [[ $1 == "$DLLC_PACKAGE" ]]; then echo "${3#*:}"; else echo "$2"; fi
+}
+
 # existing_files: the NUL-separated paths on stdin that exist in the working
 # tree (a tracked file may have been deleted).
 existing_files() {
@@ -123,12 +148,12 @@ source_key() {
 	} | sha256sum | cut -c1-16
 }
 
-# up_to_date VERSION KEY: OUT holds every package of VERSION, built from KEY.
+# up_to_date VERSION DLLC KEY: OUT holds every package of VERSION (DLLC), built from KEY.
 up_to_date() {
 	local pkg
-	[[ $(cat "$OUT/.source-key" 2>/dev/null) == "$2" ]] || return 1
+	[[ $(cat "$OUT/.source-key" 2>/dev/null) == "$3" ]] || return 1
 	for pkg in "${PACKAGES[@]}"; do
-		compgen -G "$OUT/${pkg}_${1}_*.deb" >/dev/null || return 1
+		compgen -G "$OUT/${pkg}_$(file_version "$pkg" "$1" "$2")_*.deb" >/dev/null || return 1
 	done
 }
 
@@ -158,54 +183,55 @@ write_changelog() {
 build() {
 	local dir=$1
 	log "dpkg-buildpackage in ${dir#"$REPO"/} (output: ${LOG#"$REPO"/})"
-	if ! (cd "$dir" && dpkg-buildpackage -b -us -uc -d) >>"$LOG" 2>&1; then
+	if ! (cd "$dir" && FULCRUM_DLLC_VERSION=$2 dpkg-buildpackage -b -us -uc -d) >>"$LOG" 2>&1; then
 		log "FAILED; last lines of $LOG:"
 		tail -n 40 "$LOG" >&2
 		exit 1
 	fi
 }
 
-# collect VERSION: this build's files into OUT, after removing the
+# collect VERSION DLLC: this build's files into OUT, after removing the
 # packages an earlier build left there.
 collect() {
-	local version=$1 pkg
+	local version=$1 dllc=$2 pkg
 	mkdir -p "$OUT"
 	for pkg in "${PACKAGES[@]}"; do
 		rm -f "$OUT/${pkg}_"*.deb
 	done
 	rm -f "$OUT"/fulcrum_*.buildinfo "$OUT"/fulcrum_*.changes
-	mv "$SRC_PARENT"/*_"$version"_*.deb "$SRC_PARENT/fulcrum_${version}"_*.buildinfo \
-		"$SRC_PARENT/fulcrum_${version}"_*.changes "$OUT/"
 	for pkg in "${PACKAGES[@]}"; do
-		compgen -G "$OUT/${pkg}_${version}_*.deb" >/dev/null || die "no $pkg package was built"
+		mv "$SRC_PARENT/${pkg}_$(file_version "$pkg" "$version" "$dllc")"_*.deb "$OUT/" 2>/dev/null ||
+			die "no $pkg package was built"
 	done
+	mv "$SRC_PARENT/fulcrum_${version}"_*.buildinfo "$SRC_PARENT/fulcrum_${version}"_*.changes "$OUT/"
 }
 
 main() {
-	local version dir key start=$SECONDS
+	local version dllc dir key start=$SECONDS
 	mkdir -p "$OUT"
 	# One build into OUT at a time; the second waits and then finds it up to date.
 	exec 9>"$OUT/.lock"
 	flock 9
 	check_tools
 	version=$(package_version)
-	key=$(source_key "$version")
-	if up_to_date "$version" "$key"; then
-		log "version $version: up to date in $OUT"
+	dllc=$(dllc_version)
+	key=$(source_key "$version $dllc")
+	if up_to_date "$version" "$dllc" "$key"; then
+		log "version $version ($DLLC_PACKAGE $dllc): up to date in $OUT"
 		return
 	fi
 	: >"$LOG"
 	dir=$SRC_PARENT/fulcrum
-	log "version $version"
+	log "version $version ($DLLC_PACKAGE $dllc)"
 	rm -rf "$SRC_PARENT" "$OUT/.source-key"
 	stage "$dir"
 	write_changelog "$dir" "$version"
-	build "$dir"
-	collect "$version"
+	build "$dir" "$dllc"
+	collect "$version" "$dllc"
 	echo "$key" >"$OUT/.source-key"
 	rm -rf "$SRC_PARENT"
 	log "built in $((SECONDS - start)) s, into $OUT:"
-	(cd "$OUT" && du -h -- *_"$version"_*.deb) >&2
+	(cd "$OUT" && du -h -- *_"$version"_*.deb "${DLLC_PACKAGE}_${dllc#*:}"_*.deb) >&2
 }
 
 main "$@"

@@ -2,8 +2,10 @@
 
 After test_join.py (file-name order): one appliance is the primary at the management VIP,
 the other its synchronous standby, both carrying the cluster's services. Every package is
-built again from this tree with a higher version; then, as an operator would: upgrade the
-standby, switch over to it (through the API), upgrade the other.
+built again from this tree with a higher version, but for ip-vs-dllc-dkms, whose module did
+not change (its version is the module's own: apt leaves it, and DKMS does not build it
+again); then, as an operator would: upgrade the standby, switch over to it (through the
+API), upgrade the other.
 Throughout, a client in each guest sends a request every 0.2 s through its L7 VIP, and an
 operator's change goes to the management VIP every second. Then: no request failed on
 either, no acknowledged change is lost (how long the VIP took none is measured: the
@@ -28,12 +30,18 @@ ANSWER_LIMIT_S = 10  # a request not answered in this long has failed
 SLOW_S = 1.0  # answers slower than this get their context in the artifacts
 PACKAGES = ("fulcrum-api", "fulcrum-console", "fulcrum-agent", "fulcrum-cli", "fulcrum-loadd", "ip-vs-dllc-dkms",
             "fulcrum-appliance")  # fmt: skip
+DLLC = "ip-vs-dllc-dkms"  # its version is the module's own: an upgrade that leaves the module alone leaves it
 STOP = "/root/upgrade/stop"  # the guest's client loop runs until this file exists
 
 
 def installed_versions(box):
     out = box.ssh("dpkg-query -W -f '${Package} ${Version}\\n' " + " ".join(PACKAGES)).stdout
     return dict(line.split() for line in out.splitlines())
+
+
+def built_module(box):
+    """When DKMS last built ip_vs_dllc for the running kernel (its module file's time)."""
+    return box.ssh("stat -c %Y /lib/modules/$(uname -r)/updates/dkms/ip_vs_dllc.ko*").stdout.strip()
 
 
 def haproxy_master(box):
@@ -70,8 +78,8 @@ def start_client(box, debs):
     connect and total times, or the failure with curl's exit status (7: refused, 52: closed
     without an answer, 56: reset, 28: no answer in 10 s). A failure fails the test; a slow
     answer is measured: under emulation on a loaded host, answers take up to 1.5 s while dpkg
-    unpacks and DKMS builds (the guest's two CPUs are busy), which says nothing about the
-    service. Returns when the loop started (the guest's clock)."""
+    unpacks and the byte-code is compiled (the guest's two CPUs are busy), which says nothing
+    about the service. Returns when the loop started (the guest's clock)."""
     box.ssh("rm -rf /root/upgrade /root/during && mkdir /root/upgrade")
     box.scp(debs, "/root/upgrade/")
     started = float(box.ssh("date +%s.%N").stdout)
@@ -138,8 +146,13 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
         env={**os.environ, "FULCRUM_VERSION": newer, "FULCRUM_DEB_OUT": str(out)},
         check=True,
     )
-    debs = sorted(out.glob(f"*_{newer.split(':')[-1]}_*.deb"))
+    # The module did not change: its package keeps its version (which the operator's apt then
+    # leaves alone), and DKMS does not build it again.
+    module = before[MGMT][DLLC]
+    assert before[box.address][DLLC] == module, before
+    debs = sorted(out.glob(f"*_{newer}_*.deb")) + sorted(out.glob(f"{DLLC}_{module.split(':')[-1]}_*.deb"))
     assert {d.name.split("_")[0] for d in debs} == set(PACKAGES), debs
+    modules = {b.address: built_module(b) for b in pair}
 
     # The backup is the whole configuration, the same bytes for the same configuration.
     backup = at_vip.get("/api/v1/backup/").content
@@ -187,7 +200,8 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
         during, failed = results[b.address]
         assert len(during) >= 10, during  # the client really ran through the upgrade
         assert not failed, (ARTIFACTS / f"upgrade-slowest-{b.address}.log").read_text()
-        assert installed_versions(b) == dict.fromkeys(PACKAGES, newer)
+        assert installed_versions(b) == {**dict.fromkeys(PACKAGES, newer), DLLC: module}
+        assert built_module(b) == modules[b.address], f"DKMS built ip_vs_dllc again on {b.address}"
         assert haproxy_master(b) == masters[b.address], f"HAProxy was restarted by the upgrade on {b.address}"
         b.wait_until(lambda b=b: b.ssh("systemctl is-active fulcrum-api fulcrum-agent", check=False).returncode == 0,
                      300, f"the upgraded API and agent on {b.address}")  # fmt: skip
