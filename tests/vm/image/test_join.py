@@ -541,8 +541,15 @@ def test_after_a_full_outage_the_old_primary_waits_for_the_new_one(appliance, jo
 
 
 def primary_databases(appliances):
+    """The appliances whose database is a primary, each asked until it answers (one that is
+    rejoining restarts as a standby: "the database system is starting up", run25)."""
     query = "runuser -u postgres -- psql -XtAc 'SELECT pg_is_in_recovery()'"
-    return {box.address for box in appliances if box.ssh(query).stdout.strip() == "f"}
+
+    def role(box):
+        return box.wait_until(lambda: box.ssh(query, check=False).stdout.strip() or None, 180,
+                              f"the database on {box.address} answering")  # fmt: skip
+
+    return {box.address for box in appliances if role(box) == "f"}
 
 
 def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
