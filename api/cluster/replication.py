@@ -30,6 +30,22 @@ leaves slots alone.
 On a standby the guard only watches; told where (``--streaming-mark``), it touches a file
 at each look while the standby streams, so that the management VIP's keepalived promotes it
 only if it was streaming when the primary went away (appliance/api/fulcrum-management).
+Streaming means that the WAL receiver is connected *and* heard from the primary within
+``wal_receiver_timeout`` (the receiver asks for an answer after half of it in silence, and
+gives up after all of it); the mark also needs it caught up, holding all the WAL the primary
+last said it had: a standby back from a restart streams at once, but lacks what the primary
+committed alone meanwhile until it has caught up.
+
+Those two clocks are one rule: a commit the primary completes alone (degraded) must never be
+missing on a standby that can still promote. The standby stops marking at most
+``wal_receiver_timeout`` (R, 5 s on the appliance: appliance/api/fulcrum-api-init) after it
+last heard the primary, and promotes only with a mark at most FRESH_S (8 s:
+fulcrum-management) older than the moment it became master; the primary degrades ``away``
+(AWAY_S) after it last heard the standby, which answers every second. So AWAY_S must exceed
+R + FRESH_S + 3 s (a second of the standby's answers, a second of each whole-second clock
+the promotion compares): a link that fails silently (a dropped route, a stateful firewall's
+lost state) then leaves the standby unable to promote before the primary commits alone.
+tests/pair proves it on two real servers with the appliance's values.
 
 A primary that hears from no standby may be the cut-off side of a partition rather than the
 survivor: the other appliance, still in reach of the management VIP's witness, takes the VIP
@@ -64,7 +80,7 @@ import psycopg
 
 SYNCHRONOUS = "ANY 1 (*)"
 NODES = "cluster_node"  # the API's nodes (cluster.models.Node)
-AWAY_S = 10.0  # how long a streaming standby may stay silent before the primary stops waiting
+AWAY_S = 17.0  # how long a streaming standby may stay silent before the primary stops waiting (see the module)
 INTERVAL_S = 1.0
 # The witness's answers are marked every second (keepalived's check): three seconds without
 # one is when keepalived would take this appliance's master role away (two failures).
@@ -108,6 +124,7 @@ class Status:
     slots: list[str] = field(default_factory=list)  # standbys the primary keeps WAL for
     primary: str | None = None  # standby: the host it streams from
     lag_bytes: int | None = None  # standby: WAL it received and has not replayed yet
+    caught_up: bool = False  # standby: it flushed all the WAL the primary last said it had
     fenced: bool = False  # primary: read-only, for it lost the management role (see the module)
 
     def as_json(self):
@@ -122,6 +139,18 @@ SELECT application_name, client_addr::text, state, sync_state,
 """
 
 
+# The WAL receiver, if any: its status, the primary, whether it heard from it within
+# wal_receiver_timeout (0: the receiver never gives up, nor does this), and whether it
+# flushed all the WAL the primary last said it had.
+_RECEIVER = """
+SELECT status, sender_host,
+       setting::int = 0 OR now() - last_msg_receipt_time < make_interval(secs => setting::int / 1000.0),
+       flushed_lsn >= latest_end_lsn
+  FROM pg_stat_wal_receiver, pg_settings WHERE name = 'wal_receiver_timeout'
+UNION ALL SELECT NULL, NULL, NULL, NULL LIMIT 1
+"""
+
+
 def read_status(conn, away=AWAY_S):
     """The status, read from ``conn`` (a superuser or pg_monitor connection)."""
     with conn.cursor() as cur:
@@ -131,12 +160,12 @@ def read_status(conn, away=AWAY_S):
         )
         in_recovery, names, fenced = cur.fetchone()
         if in_recovery:
-            cur.execute("SELECT status, sender_host FROM pg_stat_wal_receiver UNION ALL SELECT NULL, NULL LIMIT 1")
-            receiver, sender = cur.fetchone()
+            cur.execute(_RECEIVER)
+            receiver, sender, heard, caught_up = cur.fetchone()
             cur.execute("SELECT pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint")
             (lag,) = cur.fetchone()
-            state = "streaming" if receiver == "streaming" else "disconnected"
-            return Status("standby", state, names, primary=sender, lag_bytes=lag)
+            state = "streaming" if receiver == "streaming" and heard else "disconnected"
+            return Status("standby", state, names, primary=sender, lag_bytes=lag, caught_up=bool(caught_up))
         cur.execute(_STANDBYS)
         standbys = [Standby(*row) for row in cur.fetchall()]
         cur.execute("SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY 1")
@@ -247,7 +276,7 @@ class Guard:
         status = read_status(conn, self.away)
         if status.role != "primary":
             self.last_kept_up = None
-            if self.streaming_mark and status.state == "streaming":
+            if self.streaming_mark and status.state == "streaming" and status.caught_up:
                 with open(self.streaming_mark, "a"):
                     os.utime(self.streaming_mark)
             return status
@@ -313,7 +342,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m cluster.replication", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["guard", "status"])
     parser.add_argument("--dsn", default="host=/run/postgresql dbname=postgres", help="libpq connection string")
-    parser.add_argument("--away", type=float, default=AWAY_S, help="seconds a standby may stay silent (default 10)")
+    parser.add_argument(
+        "--away", type=float, default=AWAY_S, help=f"seconds a standby may stay silent (default {AWAY_S:.0f})"
+    )
     parser.add_argument("--node", help="this appliance's node name: make the slots of the cluster's other nodes")
     parser.add_argument("--node-file", help="a file naming this appliance's node (its short host name), read each time")
     parser.add_argument("--streaming-mark", help="a file touched at each look while this standby streams")

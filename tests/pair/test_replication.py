@@ -10,6 +10,9 @@ looking after the primary.
   primary to asynchronous; then it completes, and so do the next ones.
 - A primary that hears neither the standby nor the management VIP's witness (the cut-off side
   of a partition) keeps its commits waiting; it degrades once the witness answers again.
+- A replication link that fails silently (no reset: the primary and the standby just stop
+  hearing each other) stops the standby marking that it may promote well before the primary
+  commits alone: the appliance's timeouts, on real servers.
 - When the standby comes back it catches up (the rows of the degraded time reach it) and
   replication is synchronous again.
 - The API on the standby's database (a joined appliance's) reads the cluster's objects with
@@ -21,8 +24,10 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +38,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from cluster import replication
 from cluster.replication import read_status
 from tests.harness.pg import _as_owner, _bin
 from tests.harness.stack import API_DIR, PYTHON, REPO
@@ -40,6 +46,17 @@ from tests.harness.stack import API_DIR, PYTHON, REPO
 AWAY_S = 5.0  # the guard's --away: how long a silent standby keeps commits waiting
 SETTLE_S = 60  # generous: how long a state change may take on a loaded machine
 WITNESS = REPO / "appliance" / "api" / "fulcrum-witness"  # the management VIP's witness check
+
+
+def shipped(script, pattern):
+    """A value the appliance ships, read from the script that sets it."""
+    return re.search(pattern, (REPO / "appliance" / "api" / script).read_text(), re.MULTILINE).group(1)
+
+
+# The standby gives up on a silent primary after this (PostgreSQL's setting, as the appliance's is).
+RECEIVER_TIMEOUT = shipped("fulcrum-api-init", r"^\s*wal_receiver_timeout = ('\d+s')$")
+# fulcrum-management promotes a standby whose streaming mark is at most this old (whole seconds).
+FRESH_S = int(shipped("fulcrum-management", r"^readonly FRESH_S=(\d+)$"))
 
 
 def postgres(*argv):
@@ -70,7 +87,7 @@ class Server:
         conninfo = f"host={primary.run} user=postgres application_name={self.name}"
         postgres(_bin("pg_basebackup"), "-d", conninfo, "-D", str(self.data), "-R", "-X", "stream", "-S", self.name)
         with open(self.data / "postgresql.conf", "a") as conf:
-            conf.write("wal_receiver_status_interval = '1s'\n")
+            conf.write(f"wal_receiver_status_interval = '1s'\nwal_receiver_timeout = {RECEIVER_TIMEOUT}\n")
         self.start()
 
     def start(self):
@@ -216,11 +233,11 @@ def test_the_slot_of_a_node_that_left_is_dropped(pair):
 
 
 @contextlib.contextmanager
-def guard(server, home, *args):
+def guard(server, home, *args, away=AWAY_S):
     """Another guard on ``server`` (the fixture's has no --node), logging to home, for the block."""
     with open(home / f"guard-{server.name}-{len(list(home.glob('guard-*')))}.log", "w") as log:
         child = subprocess.Popen([sys.executable, "-m", "cluster.replication", "guard", "--dsn", server.dsn,
-                                  "--away", str(AWAY_S), "--interval", "0.2", *args], cwd=API_DIR, stderr=log)  # fmt: skip
+                                  "--away", str(away), "--interval", "0.2", *args], cwd=API_DIR, stderr=log)  # fmt: skip
     try:
         yield child
     finally:
@@ -251,8 +268,50 @@ def test_a_standby_marks_that_it_streams_while_it_does(pair):
     mark = home / "streaming"
     with guard(standby, home, "--streaming-mark", str(mark)):
         wait_for(lambda: mark.exists() and time.time() - mark.stat().st_mtime < 1, "the mark touched while streaming")
+        assert standby.status().caught_up  # it flushed all the primary said it had
         primary.stop("immediate")
         wait_for(lambda: time.time() - mark.stat().st_mtime > 3, "the mark left alone once the primary is gone")
+
+
+def test_a_silent_link_stops_the_standby_promoting_before_the_primary_commits_alone(home):
+    """The replication link fails without a reset (a dropped route, a firewall that lost its
+    state) while the management VIP's adverts still pass. The primary degrades after the
+    appliance's --away; by then the standby's streaming mark must be older than
+    fulcrum-management accepts, or the standby could take the VIP (the primary dying next)
+    and promote without the commits the primary completed alone."""
+    primary, standby = Server(home, "lb1"), Server(home, "lb2")
+    primary.init_primary()
+    primary.sql("CREATE TABLE applies (n int PRIMARY KEY)")
+    standby.clone(primary)
+    mark, sender = home / "streaming", None
+    try:
+        with guard(primary, home, away=replication.AWAY_S), guard(standby, home, "--streaming-mark", str(mark)):
+            wait_for(lambda: synchronous(primary), "the standby makes replication synchronous")
+            assert committed(primary, 1)[0]
+            wait_for(
+                lambda: mark.exists() and time.time() - mark.stat().st_mtime < 1, "the standby marks that it streams"
+            )
+            # Silence both ways, the connection still up: the primary's WAL sender is frozen.
+            (sender,) = primary.sql("SELECT pid FROM pg_stat_replication")[0]
+            os.kill(sender, signal.SIGSTOP)
+            cut = time.time()
+            returned, done = committed(primary, 2, timeout=1)
+            assert not returned, "a commit did not wait for the synchronous standby"
+            assert done.wait(replication.AWAY_S + SETTLE_S), "the guard did not release the commit"
+            alone = time.time()  # the first commit the primary completed alone
+            marked = mark.stat().st_mtime
+            print(f"mark last touched {marked - cut:.1f} s after the cut; primary alone {alone - cut:.1f} s after it")
+            assert standby.status().state == "disconnected"
+            # A promotion compares whole seconds: the mark must be a second older than FRESH_S.
+            assert alone - marked >= FRESH_S + 1, (
+                f"the primary committed alone {alone - marked:.1f} s after the standby's last mark (FRESH_S {FRESH_S})"
+            )
+    finally:
+        if sender:
+            os.kill(sender, signal.SIGCONT)
+        for server in (primary, standby):
+            if (server.data / "postmaster.pid").exists():
+                server.stop("immediate")
 
 
 def test_a_fenced_primary_keeps_its_commits_waiting_for_a_standby(pair):
