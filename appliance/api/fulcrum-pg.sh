@@ -12,6 +12,11 @@ pg_version() {
 	echo "$version"
 }
 
+# pg_bin PROGRAM: the cluster's own PROGRAM (psql), not Debian's wrapper of it in /usr/bin, a
+# Perl script that finds the cluster first: 22 ms a psql here instead of 7, and a takeover on
+# the emulated appliance runs a dozen.
+pg_bin() { echo "/usr/lib/postgresql/$(pg_version)/bin/$1"; }
+
 # The migrations of this appliance's code (fulcrum_migrate --shipped, at the package's build).
 readonly FULCRUM_MIGRATIONS=/usr/lib/fulcrum/api/fulcrum/migrations.txt
 
@@ -21,7 +26,7 @@ readonly FULCRUM_MIGRATIONS=/usr/lib/fulcrum/api/fulcrum/migrations.txt
 schema_current() {
 	local applied
 	[[ -s $FULCRUM_MIGRATIONS ]] || return 1
-	applied=$(cd / && runuser -u postgres -- psql -h /run/postgresql -d fulcrum -X -tA \
+	applied=$(cd / && runuser -u postgres -- "$(pg_bin psql)" -h /run/postgresql -d fulcrum -X -tA \
 		-c "SELECT app || '.' || name FROM django_migrations" 2>/dev/null) || return 1
 	[[ -n $applied ]] || return 1
 	[[ -z $(LC_ALL=C comm -23 <(LC_ALL=C sort -u "$FULCRUM_MIGRATIONS") <(LC_ALL=C sort -u <<<"$applied")) ]]
