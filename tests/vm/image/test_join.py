@@ -414,6 +414,11 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
     assert holders((appliance,), MGMT_VIP) == {MGMT}
     assert appliance.ssh("/usr/lib/fulcrum/bin/fulcrum-management state").stdout.strip() == "MASTER"
     assert at_vip.get("/api/v1/cluster/replication/").json()["role"] == "primary"
+    # Promoted because it was streaming when the primary died (its mark fresh enough: the
+    # rule in api/cluster/replication.py), the path a power-off takes.
+    promoted = appliance.ssh("journalctl -o cat -u fulcrum-management | grep 'fulcrum-management: promoting' | tail -n 1",
+                             check=False).stdout.strip()  # fmt: skip
+    assert "streaming when it became master" in promoted or "streamed" in promoted, promoted
     acknowledged = changes.acknowledged()
     pools = at_vip.get("/api/v1/pools/", params={"limit": 1000}).json()["results"]
     audited = at_vip.get("/api/v1/audit/", params={"object_type": "pool", "action": "create", "q": "ack-",
@@ -435,7 +440,8 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
                           "first_answer_after_s": round(changes.first_answered_after(t0) - t0, 3),
                           "change_accepted_after_s": round(managed - t0, 3), "changes_sent": len(changes.records),
                           "changes_acknowledged": len(acknowledged), "changes_lost": len(lost),
-                          "audit_entries_lost": len(unaudited), "answers": changes.tally(t0)},
+                          "audit_entries_lost": len(unaudited), "answers": changes.tally(t0),
+                          "promoted": promoted.split("primary", 1)[-1].strip(" ()")},
     }  # fmt: skip
     (out / "pair-failover.json").write_text(json.dumps(figures, indent=1) + "\n")
     print(f"the pair when its primary was powered off: {figures}")
