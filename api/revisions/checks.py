@@ -91,18 +91,37 @@ def only_node_local(output):
     return bool(lines) and all(_NODE_LOCAL.search(line) for line in lines)
 
 
+# One line of haproxy -c: "[ALERT]    (1234) : config : parsing [...] : ...".
+_HAPROXY_LINE = re.compile(r"^\[(?P<level>[A-Z]+)\]\s+\(\d+\)\s+:\s+(?P<text>.*)$")
+
+
+def haproxy_says(output):
+    """What ``haproxy -c`` found, in its own words: its alerts and warnings, one per line,
+    without its notices (its version, its path) or process IDs."""
+    said = []
+    for line in output.splitlines():
+        found = _HAPROXY_LINE.match(line.strip())
+        if not found:
+            said.append(line.strip())
+        elif found["level"] != "NOTICE":
+            said.append(f"{found['level']}: {found['text']}")
+    return "\n".join(line for line in said if line)
+
+
 def check_haproxy(files) -> CheckResult:
     """Run ``haproxy -c`` on a bundle (``{"haproxy.cfg": ..., "haproxy.d/x": ...}``).
 
     The files are laid out as the node agent lays them out, in a scratch directory that
     ``FULCRUM_CONF_DIR`` names, so HAProxy opens every map, certificate and page it refers to.
+    Not ``-q``: HAProxy 2.6 then says nothing at all about what it refused.
     """
     if shutil.which(HAPROXY) is None:
         return CheckResult(False, f"{HAPROXY} is not installed on the API host; cannot check the configuration")
     with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
         _lay_out(files, scratch)
         env = {**os.environ, "FULCRUM_RUN_DIR": scratch, "FULCRUM_CONF_DIR": scratch}
-        return _run([HAPROXY, "-c", "-q", "-f", os.path.join(scratch, "haproxy.cfg")], scratch, env)
+        result = _run([HAPROXY, "-c", "-f", os.path.join(scratch, "haproxy.cfg")], scratch, env)
+    return CheckResult(result.ok, haproxy_says(result.output))
 
 
 def _firewall_baseline():
