@@ -4,10 +4,9 @@ Each problem names the object path, e.g. ``pools/web/members/s1/port``.
 """
 
 import ipaddress
-import re
 from collections import defaultdict
 
-from compiler import rules
+from compiler import pcre, rules
 from compiler.errors import VerifyError
 from compiler.tokens import HAPROXY_BALANCE, HAPROXY_MODE, HASH_SCHEDULERS, IPVS_SCHEDULER
 
@@ -152,12 +151,10 @@ def _text(value, path, limit=rules.VALUE_MAX):
 
 
 def _regex(value, path):
+    """A pattern the daemons' engine (PCRE2) compiles."""
     problems = _text(value, path, rules.REGEX_MAX)
-    if not problems:
-        try:
-            re.compile(value)
-        except re.error as err:
-            problems.append((path, f"regular expression does not compile: {err}"))
+    if not problems and (error := pcre.compile_error(value)):
+        problems.append((path, f"regular expression does not compile in HAProxy and keepalived (PCRE2): {error}"))
     return problems
 
 

@@ -8,6 +8,7 @@ from compiler import VerifyError, render_haproxy, snapshot_from_dict, verify
 from compiler.snapshot import Condition, Rule
 from compiler.switching import MAP_MIN_RUN, compile_rules, quote
 from compiler.tests.test_verify import GOOD
+from revisions.checks import check_haproxy
 
 
 def _service(**fields):
@@ -159,3 +160,40 @@ def test_quote_refuses_what_would_escape_strong_quotes(text):
 def test_dataclass_rule_defaults():
     rule = Rule(name="x", conditions=(Condition(kind="method", values=("GET",)),), action="deny")
     assert rule.deny_status == 403 and rule.enabled
+
+
+# Patterns HAProxy's engine (PCRE2) and Python's re disagree on, and some both take.
+PATTERNS = [
+    "^/api/v[0-9]+/",
+    "(?i)^/admin",
+    r"\d{2,4}$",
+    "a{1,65535}",
+    "(?<id>[0-9]+)",
+    "[[:alpha:]]+",
+    r"\p{Lu}",
+    "a++b",
+    "(?u)abc",  # Python only
+    "a{1,100000}",  # Python only
+    "(unclosed",
+    "x{2,1}",
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_regex_is_refused_exactly_when_haproxy_refuses_it(pattern, monkeypatch):
+    """What the API accepts, haproxy -c accepts; what it refuses, haproxy -c refuses too (the
+    configuration rendered regardless, to ask it)."""
+    snap = snapshot_from_dict(
+        _service(rules=[_rule(pool="api", conditions=[{"kind": "path_regex", "values": [pattern]}])])
+    )
+    try:
+        verify(snap)
+        refused = ""
+    except VerifyError as err:
+        refused = dict(err.problems)["virtual-services/web/rules/r/conditions/0/values/0"]
+    monkeypatch.setattr("compiler.render.verify", lambda snap: None)
+    checked = check_haproxy(render_haproxy(snap, "lb1", {}))
+    assert checked.checked
+    assert checked.ok == (not refused), (refused, checked.output)
+    if refused:
+        assert "(PCRE2)" in refused and f"regex '{pattern}' is invalid" in checked.output, (refused, checked.output)

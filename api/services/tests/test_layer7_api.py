@@ -57,6 +57,9 @@ class RuleTest(APIViewTests, APITestCase):
         self.bad_data = [
             ({**ok, "pool": None}, "pool"),  # use_pool needs a pool
             ({**ok, "conditions": [{"kind": "path_regex", "values": ["(open"]}]}, "conditions"),
+            # Python's re takes these; HAProxy's PCRE2 does not.
+            ({**ok, "conditions": [{"kind": "path_regex", "values": ["(?u)abc"]}]}, "conditions"),
+            ({**ok, "conditions": [{"kind": "path_regex", "values": ["a{1,100000}"]}]}, "conditions"),
             ({**ok, "conditions": [{"kind": "path_prefix", "values": ["no-slash"]}]}, "conditions"),
             ({**ok, "conditions": [{"kind": "telepathy", "values": ["x"]}]}, "conditions"),
             ({**ok, "conditions": [{"kind": "path_prefix", "values": ["/x"], "extra": 1}]}, "conditions"),

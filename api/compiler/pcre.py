@@ -1,0 +1,42 @@
+"""Regular expressions as the daemons compile them: PCRE2's libpcre2-8, which HAProxy and
+keepalived both link on Debian, called through ctypes.
+
+Python's ``re`` is not the daemons' engine: it accepts ``(?u)abc`` and ``a{1,100000}``, which
+PCRE2 refuses ("unrecognized character after (? or (?-", "number too big in {} quantifier"),
+so a pattern the API took would block every later apply. HAProxy compiles with no options
+(``PCRE2_CASELESS`` for its case-insensitive matches, which accepts the same patterns), and
+so does this.
+"""
+
+import ctypes
+import ctypes.util
+import functools
+
+_ERROR_BUFFER = 256
+
+
+@functools.cache
+def _pcre2():
+    lib = ctypes.CDLL(ctypes.util.find_library("pcre2-8") or "libpcre2-8.so.0")
+    lib.pcre2_compile_8.restype = ctypes.c_void_p
+    lib.pcre2_compile_8.argtypes = [
+        ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
+        ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
+    ]  # fmt: skip
+    lib.pcre2_code_free_8.argtypes = [ctypes.c_void_p]
+    lib.pcre2_get_error_message_8.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+    return lib
+
+
+def compile_error(pattern):
+    """Why PCRE2 refuses ``pattern``, in its words ("" when it compiles)."""
+    lib = _pcre2()
+    code, offset = ctypes.c_int(), ctypes.c_size_t()
+    data = pattern.encode()
+    compiled = lib.pcre2_compile_8(data, len(data), 0, ctypes.byref(code), ctypes.byref(offset), None)
+    if compiled:
+        lib.pcre2_code_free_8(compiled)
+        return ""
+    message = ctypes.create_string_buffer(_ERROR_BUFFER)
+    lib.pcre2_get_error_message_8(code, message, _ERROR_BUFFER)
+    return f"{message.value.decode(errors='replace')} (at character {offset.value})"
