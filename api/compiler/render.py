@@ -168,6 +168,7 @@ def _frontend(service, files, pems, floating):
         "routed_acl": ROUTED_ACL,
         "allow": list(value_lines(service.allow_cidrs)),
         "deny": list(value_lines(service.deny_cidrs)),
+        "compression_types": list(value_lines(service.compression_types)),
         "scheme": "https" if service.protocol == "https" else "http",
         "forwarded_for": '"[%[src]]"' if vip.version == 6 else '"%[src]"',
         "crts": [],

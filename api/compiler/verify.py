@@ -306,8 +306,10 @@ def _verify_protection(service, path):
     problems += _within(service.max_connections, 0, rules.MAXCONN_MAX, f"{path}/max_connections")
     problems += _within(service.max_body_bytes, 0, rules.BODY_MAX, f"{path}/max_body_bytes")
     problems += _one_of(service.forwarded, rules.FORWARDED, f"{path}/forwarded")
+    if len(service.compression_types) > rules.COMPRESSION_TYPES_MAX:
+        problems.append((f"{path}/compression_types", f"more than {rules.COMPRESSION_TYPES_MAX} media types"))
     for i, mime in enumerate(service.compression_types):
-        if not rules.MIME_TYPE_RE.match(mime):
+        if len(mime) > rules.MIME_TYPE_MAX or not rules.MIME_TYPE_RE.match(mime):
             problems.append((f"{path}/compression_types/{i}", f"not a media type such as text/html: {mime!r}"))
     for field in ("client_timeout_ms", "http_request_timeout_ms", "keep_alive_timeout_ms"):
         problems += _within(getattr(service, field), rules.TIMEOUT_MS_MIN, rules.TIMEOUT_MS_MAX, f"{path}/{field}")

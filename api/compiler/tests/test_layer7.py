@@ -197,3 +197,19 @@ def test_a_regex_is_refused_exactly_when_haproxy_refuses_it(pattern, monkeypatch
     assert checked.ok == (not refused), (refused, checked.output)
     if refused:
         assert "(PCRE2)" in refused and f"regex '{pattern}' is invalid" in checked.output, (refused, checked.output)
+
+
+def test_the_most_compression_types_the_api_takes_pass_haproxy():
+    """64 media types of 100 characters each: more words and bytes than one haproxy.cfg line
+    holds, so they are spread over several "compression type" lines, which HAProxy adds up."""
+    types = [f"application/vnd.fulcrum-{i:02}-" + "x" * 73 for i in range(64)]
+    assert {len(t) for t in types} == {100}
+    snap = snapshot_from_dict(_service(compression=True, compression_types=types))
+    verify(snap)
+    files = render_haproxy(snap, "lb1", {})
+    lines = [line.split() for line in files["haproxy.cfg"].decode().splitlines() if "compression type" in line]
+    assert len(lines) > 1 and [t for line in lines for t in line[2:]] == types
+    checked = check_haproxy(files)
+    assert checked.checked and checked.ok, checked.output
+    too_many = _problems(_service(compression=True, compression_types=[*types, "text/plain"]))
+    assert "more than 64" in too_many["virtual-services/web/compression_types"]

@@ -376,7 +376,9 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
         child=serializers.CharField(max_length=64), max_length=rules.CIDRS_MAX, required=False
     )
     compression_types = serializers.ListField(
-        child=serializers.CharField(max_length=100), max_length=64, required=False
+        child=serializers.CharField(max_length=rules.MIME_TYPE_MAX),
+        max_length=rules.COMPRESSION_TYPES_MAX,
+        required=False,
     )
     error_pages = ErrorPageSerializer(many=True, required=False)
     warnings = serializers.SerializerMethodField(
