@@ -71,6 +71,42 @@ def _address(value, path):
     return []
 
 
+def _unusable(address):
+    """Why no packet can be sent to ``address`` (an ip_address) from a node, or "": multicast,
+    broadcast, or a zone (fe80::1%eth0), which means something on one host only."""
+    return (
+        (address.is_multicast and "a multicast address")
+        or (address == ipaddress.IPv4Address("255.255.255.255") and "the broadcast address")
+        or (getattr(address, "scope_id", None) and "a scoped address (%zone)")
+        or ""
+    )
+
+
+def _member_address(value, path):
+    """A member HAProxy and IPVS can connect to; the unspecified address would reach the node
+    itself (HAProxy connecting to its own listeners)."""
+    if problems := _address(value, path):
+        return problems
+    address = ipaddress.ip_address(value)
+    why = _unusable(address) or (address.is_unspecified and "the unspecified address, which reaches the node itself")
+    return [(path, f"{value!r} is {why}: it cannot be a member")] if why else []
+
+
+def _vip(value, path):
+    """A VIP the nodes can hold and bind (0.0.0.0 and :: bind every address, as HAProxy's
+    ``bind :80``): not IPv4-mapped IPv6 (the IPv4 address is the VIP), nor IPv6 link-local
+    (bound only with a zone)."""
+    if problems := _address(value, path):
+        return problems
+    address = ipaddress.ip_address(value)
+    why = _unusable(address)
+    if not why and address.version == 6 and address.ipv4_mapped:
+        why = f"an IPv4-mapped IPv6 address (make {address.ipv4_mapped} the VIP)"
+    elif not why and address.version == 6 and address.is_link_local:
+        why = "an IPv6 link-local address"
+    return [(path, f"{value!r} is {why}: it cannot be a VIP")] if why else []
+
+
 def _within(value, low, high, path):
     return [] if low <= value <= high else [(path, f"{value} is outside {low}..{high}")]
 
@@ -88,7 +124,7 @@ def _verify_pool(pool):
     for member in pool.members:
         mpath = f"{path}/members/{member.name}"
         problems += _name(member.name, f"{mpath}/name")
-        problems += _address(member.address, f"{mpath}/address")
+        problems += _member_address(member.address, f"{mpath}/address")
         problems += _within(member.port, rules.PORT_MIN, rules.PORT_MAX, f"{mpath}/port")
         problems += _within(member.weight, rules.WEIGHT_MIN, rules.WEIGHT_MAX, f"{mpath}/weight")
         problems += _one_of(member.state, rules.MEMBER_STATES, f"{mpath}/state")
@@ -208,7 +244,7 @@ def _digest(value, path):
 def _verify_service(service, snap):
     path = f"virtual-services/{service.name}"
     problems = _name(service.name, f"{path}/name")
-    problems += _address(service.vip, f"{path}/vip")
+    problems += _vip(service.vip, f"{path}/vip")
     problems += _within(service.port, rules.PORT_MIN, rules.PORT_MAX, f"{path}/port")
     problems += _one_of(service.protocol, rules.PROTOCOLS, f"{path}/protocol")
     problems += _one_of(service.forwarding, rules.FORWARDING, f"{path}/forwarding")

@@ -56,6 +56,27 @@ def test_good_snapshot_verifies():
             "invalid name",
         ),
         (lambda d: d["virtual_services"][0].update(vip="10.0.0.300"), "virtual-services/web/vip", "not an IP"),
+        # Addresses no traffic can use (issue 20: 0.0.0.0 made HAProxy proxy to itself).
+        *[
+            (lambda d, a=address: d["pools"][0]["members"][0].update(address=a), "pools/web/members/s1/address", why)
+            for address, why in [
+                ("0.0.0.0", "unspecified"),
+                ("::", "unspecified"),
+                ("224.0.0.1", "multicast"),
+                ("ff02::1", "multicast"),
+                ("255.255.255.255", "broadcast"),
+                ("fe80::1%eth0", "scoped"),
+            ]
+        ],
+        *[
+            (lambda d, a=address: d["virtual_services"][0].update(vip=a), "virtual-services/web/vip", why)
+            for address, why in [
+                ("::ffff:10.0.0.10", "IPv4-mapped IPv6 address (make 10.0.0.10 the VIP)"),
+                ("fe80::1%eth0", "scoped"),
+                ("fe80::1", "link-local"),
+                ("239.1.1.1", "multicast"),
+            ]
+        ],
         (lambda d: d["virtual_services"][0].update(port=0), "virtual-services/web/port", "outside 1..65535"),
         (
             lambda d: d["virtual_services"][0].update(default_pool="nope"),
