@@ -221,6 +221,13 @@ def store(snapshot, author, message, confirm_within_s=None, rollback_of=None):
     return revision
 
 
+def node_files(revision, node):
+    """This node's files of ``revision``, stored or compiled now, without storing anything:
+    for readers (a GET must not write, and the node may be deleted meanwhile)."""
+    existing = NodeRevision.objects.filter(revision=revision, node=node).values_list("files", flat=True).first()
+    return existing if existing is not None else compile_for_node(revision.snapshot, node.name)
+
+
 def node_revision(revision, node):
     """This node's copy of ``revision``; compiled on first request for nodes added since."""
     existing = NodeRevision.objects.filter(revision=revision, node=node).first()

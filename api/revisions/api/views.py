@@ -15,7 +15,7 @@ from revisions import backup
 from revisions.api import serializers
 from revisions.diff import file_changes, object_changes
 from revisions.models import Revision
-from revisions.publish import PublishError, node_revision, pending_changes, publish
+from revisions.publish import PublishError, node_files, pending_changes, publish
 from revisions.restore import RestoreError, restore
 from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
 
@@ -124,8 +124,8 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         problems, files = [], []
         for node in Node.objects.order_by("name"):
             try:
-                new = node_revision(to, node).files
-                old = node_revision(since, node).files if since else {}
+                new = node_files(to, node)
+                old = node_files(since, node) if since else {}
             except PublishError as err:
                 problems.append(f"{node.name}: {err}")
                 continue

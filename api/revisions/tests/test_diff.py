@@ -8,7 +8,7 @@ from rest_framework.test import APITestCase
 
 from cluster.models import Node
 from revisions.diff import file_changes, object_changes
-from revisions.models import Revision
+from revisions.models import NodeRevision, Revision
 from revisions.tests.test_publish import make_service
 from services.models import Member, Pool, Rule, VirtualService
 
@@ -107,6 +107,22 @@ class RevisionDiffApiTest(APITestCase):
         # Compared with itself: nothing.
         same = self._diff(second, f"?from={second.number}").data
         self.assertEqual((same["objects"], same["files"]), ([], []))
+
+    def test_a_diff_writes_nothing_for_a_node_that_joined_since(self):
+        """A GET never writes: a node added after the revisions gets its files compiled for the
+        answer, not stored (storing them raced a node deleted meanwhile into a 500)."""
+        Pool.objects.update(algorithm="weighted-round-robin")
+        self._apply()
+        Member.objects.filter(name="s1").update(weight=3)
+        second = self._apply()
+        Node.objects.create(name="lb2", token_hash="y" * 64)
+        stored = NodeRevision.objects.count()
+        response = self._diff(second)
+        self.assertEqual(response.status_code, 200, response.data)
+        self.assertEqual(NodeRevision.objects.count(), stored)
+        diffs = {f["node"]: f["diff"] for f in response.data["files"] if f["file"] == "haproxy.cfg"}
+        self.assertEqual(set(diffs), {"lb1", "lb2"})
+        self.assertIn("+    server s1 10.77.2.11:80 weight 3 check", diffs["lb2"])
 
     def test_the_first_revision_is_compared_with_nothing(self):
         first = self._apply()
