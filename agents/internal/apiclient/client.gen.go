@@ -2061,8 +2061,19 @@ type HealthEvent struct {
 	// * `drain` - Drain
 	// * `maint` - Maintenance
 	// * `unchecked` - Not checked
-	Previous *HealthStatusEnum `json:"previous,omitempty"`
-	Status   *HealthStatusEnum `json:"status,omitempty"`
+	Previous *HealthEvent_Previous `json:"previous,omitempty"`
+	Status   *HealthStatusEnum     `json:"status,omitempty"`
+}
+
+// HealthEvent_Previous The status before; empty for the first.
+//
+// * `up` - Up
+// * `down` - Down
+// * `drain` - Drain
+// * `maint` - Maintenance
+// * `unchecked` - Not checked
+type HealthEvent_Previous struct {
+	union json.RawMessage
 }
 
 // HealthReportRequest The result of a member's last health check on the node.
@@ -3840,6 +3851,7 @@ type ReplicationStateEnum string
 // A nested serializer declared for a JSON column is stored as plain JSON: DRF's
 // nested-write guard is for related objects, not for a column's shape.
 type Revision struct {
+	// Author Who applied it; null when that user was deleted or the system published it.
 	Author    *string    `json:"author,omitempty"`
 	ConfirmBy *time.Time `json:"confirm_by,omitempty"`
 
@@ -3867,6 +3879,7 @@ type Revision struct {
 // A nested serializer declared for a JSON column is stored as plain JSON: DRF's
 // nested-write guard is for related objects, not for a column's shape.
 type RevisionDetail struct {
+	// Author Who applied it; null when that user was deleted or the system published it.
 	Author    *string    `json:"author,omitempty"`
 	ConfirmBy *time.Time `json:"confirm_by,omitempty"`
 
@@ -5663,6 +5676,68 @@ func (t HealthCheckRequest_Script) MarshalJSON() ([]byte, error) {
 }
 
 func (t *HealthCheckRequest_Script) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHealthStatusEnum returns the union data inside the HealthEvent_Previous as a HealthStatusEnum
+func (t HealthEvent_Previous) AsHealthStatusEnum() (HealthStatusEnum, error) {
+	var body HealthStatusEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHealthStatusEnum overwrites any union data inside the HealthEvent_Previous as the provided HealthStatusEnum
+func (t *HealthEvent_Previous) FromHealthStatusEnum(v HealthStatusEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHealthStatusEnum performs a merge with any union data inside the HealthEvent_Previous, using the provided HealthStatusEnum
+func (t *HealthEvent_Previous) MergeHealthStatusEnum(v HealthStatusEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBlankEnum returns the union data inside the HealthEvent_Previous as a BlankEnum
+func (t HealthEvent_Previous) AsBlankEnum() (BlankEnum, error) {
+	var body BlankEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBlankEnum overwrites any union data inside the HealthEvent_Previous as the provided BlankEnum
+func (t *HealthEvent_Previous) FromBlankEnum(v BlankEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBlankEnum performs a merge with any union data inside the HealthEvent_Previous, using the provided BlankEnum
+func (t *HealthEvent_Previous) MergeBlankEnum(v BlankEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HealthEvent_Previous) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HealthEvent_Previous) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

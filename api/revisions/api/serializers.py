@@ -30,7 +30,10 @@ class NodeRevisionSerializer(serializers.ModelSerializer):
 
 
 class RevisionSerializer(StrictModelSerializer):
-    author = serializers.CharField(source="author.username", read_only=True, default=None)
+    author = serializers.CharField(
+        source="author.username", read_only=True, default=None, allow_null=True,
+        help_text="Who applied it; null when that user was deleted or the system published it.",
+    )  # fmt: skip
     nodes = NodeRevisionSerializer(source="node_states", many=True, read_only=True)
     live = serializers.SerializerMethodField(help_text="Every registered node has applied this revision.")
 

@@ -41,6 +41,16 @@ class PublishTest(APITestCase):
         self.assertTrue(check_haproxy(files).ok)
         self.assertIn("server s2 10.77.2.12:80", config)
 
+    def test_a_revision_whose_author_was_deleted_says_null(self):
+        """As the schema says (nullable): the user is gone, the revision stays."""
+        author = get_user_model().objects.create_superuser("gone", password="correct horse battery")
+        self.client.force_authenticate(author)
+        number = self.client.post("/api/v1/revisions/", {"message": "by gone"}, format="json").data["number"]
+        self.client.force_authenticate(self.user)
+        author.delete()
+        revision = self.client.get(f"/api/v1/revisions/{Revision.objects.get(number=number).pk}/").data
+        self.assertIsNone(revision["author"])
+
     def test_revision_is_immutable_snapshot(self):
         self.client.post("/api/v1/revisions/", {}, format="json")
         Member.objects.filter(name="s3").delete()

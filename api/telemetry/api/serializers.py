@@ -163,6 +163,13 @@ class MemberHealthSerializer(HealthRowSerializer):
 class HealthEventSerializer(HealthRowSerializer):
     """A change of a member's status on one node, with the check's result that showed it."""
 
+    previous = serializers.ChoiceField(
+        choices=HealthStatus.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="The status before; empty for the first.",
+    )
+
     class Meta:
         model = HealthEvent
         fields = [

@@ -1857,7 +1857,7 @@ export interface components {
              *     * `maint` - Maintenance
              *     * `unchecked` - Not checked
              */
-            readonly previous: components["schemas"]["HealthStatusEnum"];
+            readonly previous: components["schemas"]["HealthStatusEnum"] | components["schemas"]["BlankEnum"];
             /** @description HAProxy's check_status word; empty if none. */
             readonly check: string;
             /** @description The check's own words. */
@@ -3355,7 +3355,8 @@ export interface components {
             readonly id: number;
             readonly number: number;
             message?: string;
-            readonly author: string;
+            /** @description Who applied it; null when that user was deleted or the system published it. */
+            readonly author: string | null;
             /** Format: date-time */
             readonly created_at: string;
             readonly nodes: components["schemas"]["NodeRevision"][];
@@ -3381,7 +3382,8 @@ export interface components {
             readonly id: number;
             readonly number: number;
             message?: string;
-            readonly author: string;
+            /** @description Who applied it; null when that user was deleted or the system published it. */
+            readonly author: string | null;
             /** Format: date-time */
             readonly created_at: string;
             readonly nodes: components["schemas"]["NodeRevision"][];
