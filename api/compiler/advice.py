@@ -45,6 +45,27 @@ def _member_warnings(service, pool, node, nets):
     return out
 
 
+_SERVER_COOKIES = ("cookie_insert", "cookie_rewrite", "cookie_prefix")
+
+
+def _shared_cookies(service, snap):
+    """Pools of one service (its default and its rules') that keep their clients with the same
+    cookie name: each pool reads the other's server names from it, so a browser that moves
+    between them loses its server in both."""
+    by_cookie = defaultdict(list)
+    names = dict.fromkeys([service.default_pool, *(rule.pool for rule in service.rules if rule.pool)])
+    for name in names:
+        pool = snap.pool(name) if name else None
+        if pool is not None and pool.persistence.type in _SERVER_COOKIES:
+            by_cookie[pool.persistence.cookie_name].append(name)
+    return [
+        f"pools {', '.join(shared)} keep their clients with the same cookie, {cookie}: a browser moving between "
+        "them loses its server in each; give each pool its own cookie name."
+        for cookie, shared in by_cookie.items()
+        if len(shared) > 1
+    ]
+
+
 def service_warnings(snap, nodes):
     """{service name: [message]} for ``snap``; ``nodes`` maps node name to
     ``{"networks": ["10.0.0.1/24", ...], "ipvs": [{"name", "scheduler_wanted", "scheduler_in_force", "message"}]}``."""
@@ -56,6 +77,7 @@ def service_warnings(snap, nodes):
                 f"VIP {service.vip} is in no HA group: it does not move when a node fails "
                 "(add it to a group's VIPs, or the node must own it another way)."
             )
+        warnings[service.name] += _shared_cookies(service, snap)
         pool = snap.pool(service.default_pool)
         if not service.ipvs or pool is None:
             continue

@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from compiler import VerifyError, render_haproxy, snapshot_from_dict, verify
+from compiler.advice import service_warnings
 from compiler.snapshot import Condition, Rule
 from compiler.switching import MAP_MIN_RUN, compile_rules, quote
 from compiler.tests.test_verify import GOOD
@@ -213,3 +214,15 @@ def test_the_most_compression_types_the_api_takes_pass_haproxy():
     assert checked.checked and checked.ok, checked.output
     too_many = _problems(_service(compression=True, compression_types=[*types, "text/plain"]))
     assert "more than 64" in too_many["virtual-services/web/compression_types"]
+
+
+def test_pools_of_one_service_sharing_a_cookie_name_get_a_warning():
+    data = _service(rules=[_rule(pool="api")])
+    for pool in data["pools"]:
+        pool["persistence"] = {"type": "cookie_insert"}  # both default to SERVERID
+    snap = snapshot_from_dict(data)
+    verify(snap)
+    (warning,) = service_warnings(snap, {})["web"]
+    assert warning.startswith("pools web, api keep their clients with the same cookie, SERVERID"), warning
+    data["pools"][1]["persistence"]["cookie_name"] = "API_SERVER"
+    assert "web" not in service_warnings(snapshot_from_dict(data), {})
