@@ -45,10 +45,12 @@ func TestAgent(t *testing.T) {
 	down := sourceAnswer{err: errors.New("connection refused")}
 	rev2 := sourceAnswer{bundle: newBundle(2, cfgOnly(cfgB))}
 	bad3 := sourceAnswer{bundle: newBundle(3, cfgOnly("bogus"))}
+	rev4 := sourceAnswer{bundle: newBundle(4, cfgOnly(cfgB))}
 	tests := []struct {
 		name        string
 		answers     []sourceAnswer
 		checkErr    error
+		refuse      string
 		reportFails int
 		wantSleeps  []time.Duration
 		wantCalls   []string
@@ -86,8 +88,22 @@ func TestAgent(t *testing.T) {
 			wantSleeps:  []time.Duration{30e9, 30e9},
 			wantCalls:   []string{"check"},
 			wantReports: []client.Report{{Revision: 3, State: client.StateFailed, Message: "unknown keyword 'bogus'"}},
-			wantKnown:   []int64{1, 1, 1, 1},
+			wantKnown:   []int64{1, 3, 3, 3},
 			wantLive:    cfgA,
+		},
+		{
+			// It asks for a revision newer than the refused one, which the API
+			// answers the moment it is published: no pause in between.
+			name:      "a fix published after a failed revision applies at once",
+			answers:   []sourceAnswer{bad3, rev4, {}},
+			refuse:    "bogus",
+			wantCalls: []string{"check", "check", "reload"},
+			wantReports: []client.Report{
+				{Revision: 3, State: client.StateFailed, Message: "unknown keyword 'bogus'"},
+				{Revision: 4, State: client.StateApplied, Message: "applied haproxy.cfg"},
+			},
+			wantKnown: []int64{1, 3, 4, 4},
+			wantLive:  cfgB,
 		},
 		{
 			name:        "report retried until the api takes it, without reapplying",
@@ -103,7 +119,7 @@ func TestAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, cfgOnly(cfgA), 1)
-			d := &fakeDaemon{running: true, checkErr: tt.checkErr}
+			d := &fakeDaemon{running: true, checkErr: tt.checkErr, refuse: tt.refuse}
 			src := &fakeSource{answers: tt.answers}
 			rep := &fakeReporter{failN: tt.reportFails}
 			sleeps := runAgent(t, s, d, src, rep)

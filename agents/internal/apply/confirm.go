@@ -39,11 +39,16 @@ func (w *Watch) goBackAt(grace time.Duration) time.Time { return w.ConfirmBy.Add
 // asks the API to hold the request no later than the deadline (then not at
 // all), so that a reachable API answers after the deadline and before the
 // grace runs out, and it gives up waiting for an answer when the grace does.
+//
+// After the node refused a revision it asks for a newer one than that (a
+// refused revision stays refused), so that the API holds the request until
+// a fix is published and answers at once when it is, instead of sending
+// the refused one back.
 func (a *Agent) poll(ctx context.Context, known int64) (*client.Bundle, error) {
-	p := client.Poll{Known: known, Wait: a.Wait}
+	p := client.Poll{Known: max(known, a.lastFailed), Wait: a.Wait}
 	if w := a.watch; w != nil && w.Revision == known {
 		now := a.now()
-		p.Awaiting = true
+		p.Awaiting = p.Known == known
 		p.Wait = min(a.Wait, max(ceilSecond(w.ConfirmBy.Sub(now)), 0))
 		if left := w.goBackAt(a.ConfirmGrace).Sub(now); left > 0 {
 			var cancel context.CancelFunc

@@ -224,7 +224,8 @@ func TestAgentConfirmWatch(t *testing.T) {
 			answers:  []sourceAnswer{r2},
 			checkErr: errors.New("unknown keyword 'bogus'"),
 			want: confirmOutcome{
-				Polls:   []client.Poll{poll(1, 30), poll(1, 30)},
+				// Then it asks for a revision newer than the refused one.
+				Polls:   []client.Poll{poll(1, 30), poll(2, 30)},
 				Calls:   []string{"check"},
 				Reports: []client.Report{{Revision: 2, State: client.StateFailed, Message: "unknown keyword 'bogus'"}},
 				Live:    cfgA, Revision: 1,

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 type fakeDaemon struct {
 	running       bool
 	checkErr      error
+	refuse        string // Check fails, as HAProxy would, on a main file that holds this word
 	startErr      error
 	stopErr       error
 	reloadErrs    []error // consumed one per Reload call
@@ -41,6 +43,9 @@ func (d *fakeDaemon) record(call string) {
 func (d *fakeDaemon) Check(_ context.Context, dir string) error {
 	d.record("check")
 	d.checked, _ = ReadFiles(dir)
+	if d.refuse != "" && strings.Contains(d.checked[bundle.MainFile], d.refuse) {
+		return fmt.Errorf("unknown keyword '%s'", d.refuse)
+	}
 	return d.checkErr
 }
 
