@@ -45,6 +45,11 @@ import (
 // notifications, and keepalived puts its own scheduler back on reloads.
 const reconcileInterval = time.Second
 
+// superviseInterval paces the look for a daemon that stopped between
+// applies (HAProxy, keepalived): one that died is started again within it
+// and the start, well under a second.
+const superviseInterval = 200 * time.Millisecond
+
 // The DLLC feedback loop: how often members' loads are read, how long one
 // read may take, the weight of a new reading, and how old a load may be
 // (the ip_vs_dllc module's own max_age_ms default).
@@ -322,9 +327,10 @@ func (n *node) run(ctx context.Context) {
 		go func() { defer wg.Done(); n.ha.Run(ctx) }()
 		go func() { defer wg.Done(); n.haEvents.Run(ctx) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); n.feedback.Run(ctx, feedbackInterval) }()
 	go func() { defer wg.Done(); n.reporter.Run(ctx) }()
+	go func() { defer wg.Done(); n.agent.Supervise(ctx, superviseInterval) }()
 	if n.telemetry != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); n.telemetry.Run(ctx) }()

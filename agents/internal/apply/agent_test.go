@@ -149,3 +149,53 @@ func TestBackoff(t *testing.T) {
 		t.Errorf("delays mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestHealStartsWhatDiedAndNothingElse(t *testing.T) {
+	cfgA := cfgOnly(readTestdata(t, "a.cfg"))
+	for _, tt := range []struct {
+		name        string
+		files       map[string]string
+		hapRunning  bool
+		kaRunning   bool
+		startErr    error
+		wantStarted []string
+		wantCalls   [2][]string // haproxy's, keepalived's
+		wantErr     string
+	}{
+		{name: "both run: nothing to do", files: layer4(cfgA, "vrrp_instance x {}\n"), hapRunning: true, kaRunning: true},
+		{
+			name: "haproxy died: started again", files: layer4(cfgA, "vrrp_instance x {}\n"), kaRunning: true,
+			wantStarted: []string{"haproxy"}, wantCalls: [2][]string{{"start"}, nil},
+		},
+		{
+			name: "both died: both started", files: layer4(cfgA, "vrrp_instance x {}\n"),
+			wantStarted: []string{"haproxy", "keepalived"}, wantCalls: [2][]string{{"start"}, {"start"}},
+		},
+		{name: "keepalived not in the live set: left stopped", files: cfgA, hapRunning: true},
+		{
+			name: "a start that fails is said", files: cfgA, startErr: errors.New("cannot bind socket"),
+			wantCalls: [2][]string{{"start"}, nil}, wantErr: "start haproxy: cannot bind socket",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hap := &fakeDaemon{running: tt.hapRunning, startErr: tt.startErr}
+			ka := &fakeDaemon{running: tt.kaRunning}
+			var heard []string
+			a := &Applier{Store: newStore(t, tt.files, 1), HAProxy: hap, Keepalived: ka,
+				OnRestart: func(daemon string, _ error) { heard = append(heard, daemon) }}
+			started, err := a.Heal(context.Background())
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			got := []any{started, [2][]string{hap.calls, ka.calls}, gotErr}
+			want := []any{tt.wantStarted, tt.wantCalls, tt.wantErr}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("[started, calls, err] mismatch (-want +got):\n%s", diff)
+			}
+			if len(heard) != len(tt.wantCalls[0])+len(tt.wantCalls[1]) {
+				t.Errorf("OnRestart heard %v", heard)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
@@ -64,6 +65,10 @@ type Applier struct {
 	Firewall Daemon
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
+	// OnRestart, if set, hears of each daemon Heal brought back.
+	OnRestart func(daemon string, err error)
+
+	mu sync.Mutex // one of Apply, Resume and Heal at a time
 }
 
 // unit is a daemon and the part of the bundle it loads.
@@ -141,6 +146,8 @@ func decide(running, configured, changed bool) (action, bool) {
 // agent did not finish, reloads HAProxy if a runtime update was cut short,
 // and removes sets nothing refers to.
 func (a *Applier) Resume(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := a.undoInterruptedApply(); err != nil {
 		return err
 	}
@@ -173,12 +180,48 @@ func (a *Applier) Resume(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Heal starts again, from the live configuration, HAProxy or keepalived
+// when it runs no longer though the live set has its part: killed, or
+// crashed (a killed HAProxy worker takes its master down, and the reverse).
+// Between applies only: it waits for one under way. It returns the daemons
+// it started and the errors of those it could not.
+func (a *Applier) Heal(ctx context.Context) ([]string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	live, err := a.Store.Live()
+	if err != nil || live == nil {
+		return nil, err
+	}
+	var started []string
+	var errs []error
+	for _, u := range a.units() {
+		if u.part == bundle.FirewallPart || !u.part.In(live) || u.daemon.Running(ctx) {
+			continue // the firewall is nftables state, not a process: nothing dies
+		}
+		err := u.daemon.Start(ctx)
+		if err == nil {
+			started = append(started, u.part.Daemon)
+			if u.part == bundle.HAProxyPart {
+				a.clearRuntimePending()
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("start %s: %w", u.part.Daemon, err))
+		}
+		if a.OnRestart != nil {
+			a.OnRestart(u.part.Daemon, err)
+		}
+	}
+	return started, errors.Join(errs...)
+}
+
 // Apply makes bundle b live and returns the report to send. A bundle equal
 // to what the daemons run causes no reload; one that only changes HAProxy
 // server weights and admin states is applied at runtime; anything else is
 // staged, checked, swapped in, and each daemon whose part changed is
 // reloaded (or started, or stopped).
 func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := bundle.CheckNames(b.Files); err != nil {
 		return failed(b.Revision, err.Error())
 	}
