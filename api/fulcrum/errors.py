@@ -2,7 +2,7 @@
 
 import re
 
-from django.db import IntegrityError
+from django.db import IntegrityError, OperationalError
 from django.db.models import ProtectedError
 from django.http import JsonResponse
 from django.views import defaults
@@ -12,14 +12,20 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from fulcrum.concurrency import VersionConflict
 
+# A transaction that collided with another writer (serialization failure, deadlock): the
+# writes that retry (revisions.publish.retrying) gave up; the client may try again at once.
+_COLLIDED = {"40001", "40P01"}
+RETRY_AFTER_S = 1
+
 # PostgreSQL's detail of a unique violation: "Key (name)=(web) already exists."
 _DUPLICATE_KEY = re.compile(r"Key \((?P<columns>[^)]+)\)=\((?P<values>.*)\) already exists")
 
 
 def exception_handler(exc, context):
     """DRF's handler, plus 409 for deleting an object that others still use and for a
-    write whose version is stale (with the current version), and 400 for a unique value
-    that a concurrent writer took between the serializer's check and the insert."""
+    write whose version is stale (with the current version), 400 for a unique value
+    that a concurrent writer took between the serializer's check and the insert, and 503
+    with Retry-After for a write that collided with another (never a 500)."""
     if isinstance(exc, ProtectedError):
         users = sorted({str(obj) for obj in exc.protected_objects})
         return Response(
@@ -30,6 +36,12 @@ def exception_handler(exc, context):
         return Response({"detail": exc.detail, "version": exc.current}, status=exc.status_code)
     if isinstance(exc, IntegrityError) and getattr(exc.__cause__, "sqlstate", None) == "23505":
         return _duplicate(exc.__cause__)
+    if isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) in _COLLIDED:
+        return Response(
+            {"detail": "Another change was being written at the same moment; nothing was changed. Try again."},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
     return drf_exception_handler(exc, context)
 
 

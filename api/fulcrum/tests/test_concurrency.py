@@ -4,10 +4,11 @@ it read (If-Match or the body) gets 409 and changes nothing when someone changed
 import threading
 
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from rest_framework.test import APITestCase, APITransactionTestCase
 
 from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
+from fulcrum.errors import exception_handler
 from services.models import Member, Pool
 
 
@@ -119,3 +120,39 @@ class UniqueRaceTest(APITransactionTestCase):
         self.assertEqual(answer.status_code, 400, answer.data)
         self.assertIn("Another object has this name already (race)", answer.data["name"][0])
         self.assertEqual(Pool.objects.filter(name="race").count(), 1)
+
+
+class CollisionTest(APITransactionTestCase):
+    """A write that collided with another (a real serialization failure from PostgreSQL, as a
+    node's standby publish meets its agent's report when the retries run out) answers 503
+    with Retry-After, not 500."""
+
+    def test_a_serialization_failure_answers_503_with_retry_after(self):
+        pool = Pool.objects.create(name="shared")
+        snapshot_taken, changed = threading.Event(), threading.Event()
+        failure = []
+
+        def loser():
+            try:
+                with transaction.atomic():
+                    connection.cursor().execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    Pool.objects.get(pk=pool.pk)  # the snapshot
+                    snapshot_taken.set()
+                    changed.wait(10)
+                    Pool.objects.filter(pk=pool.pk).update(name="mine")
+            except OperationalError as err:
+                failure.append(err)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=loser)
+        thread.start()
+        self.assertTrue(snapshot_taken.wait(10))
+        Pool.objects.filter(pk=pool.pk).update(name="theirs")  # committed meanwhile
+        changed.set()
+        thread.join(10)
+        (error,) = failure
+        self.assertEqual(error.__cause__.sqlstate, "40001")
+        answer = exception_handler(error, {})
+        self.assertEqual((answer.status_code, answer["Retry-After"]), (503, "1"))
+        self.assertIn("Try again", answer.data["detail"])
