@@ -21,7 +21,10 @@ from tests.harness.stack import Stack  # noqa: E402
 
 PORT = int(os.environ.get("FULCRUM_DEMO_PORT", "8000"))
 VIP = "10.77.100.10"
-STATE = REPO / ".state" / "demo"
+# Where the demo keeps its state and which database it uses (tests/netns/test_demo.py
+# gives its own, beside the developer's).
+STATE = Path(os.environ.get("FULCRUM_DEMO_STATE", REPO / ".state" / "demo"))
+DATABASE = os.environ.get("FULCRUM_DEMO_DATABASE", pg.DATABASE)
 
 
 def create_sample_service(stack, lab):
@@ -73,13 +76,18 @@ def main():
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     lab = Lab(prefix="fdemo")
-    stack = Stack(lab, database=pg.DATABASE, port=PORT, node="demo-lb", workdir=STATE)
+    stack = Stack(lab, database=DATABASE, port=PORT, node="demo-lb", workdir=STATE)
+    pg_was_running = pg.running()  # then it is the developer's (or a test tier's): left running
     try:
         lab.up()
         stack.start()
         create_sample_service(stack, lab)
-        revision = stack.apply("make demo")
-        print(f"  revision {revision['number']} applied on {stack.node}")
+        # The first run publishes the sample service; a run after it publishes nothing (the
+        # agent runs the last revision from its kept state): edits stay pending until the
+        # operator applies them.
+        if not stack.api.get("/api/v1/revisions/").json()["count"]:
+            revision = stack.apply("make demo: the sample service")
+            print(f"  revision {revision['number']} applied on {stack.node}")
         print(banner(stack, lab), flush=True)
         while not stop["now"]:
             signal.pause()
@@ -90,7 +98,8 @@ def main():
         print("\n  stopping…", flush=True)
         stack.stop()
         lab.down()
-        pg.stop()
+        if not pg_was_running:
+            pg.stop()
         print("  stopped; nothing left running.")
     return 0
 

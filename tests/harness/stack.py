@@ -135,8 +135,7 @@ class Stack:
         if self.lab is not None:
             self._register_nodes()
         self._start_api()
-        token = self.manage("fulcrum_token", "admin", "--name", "test-stack", capture=True).stdout.strip()
-        self.api = ApiClient(self.url, token)
+        self.api = ApiClient(self.url, self._token())
         if self.lab is not None:
             self._start_agents()
 
@@ -188,6 +187,17 @@ class Stack:
         args = ["--password-file", str(secret)] + ([] if secret.exists() else ["--reset"])
         self.manage("fulcrum_admin", *args, capture=True)
         return secret.read_text().strip()
+
+    def _token(self):
+        """The stack's admin token: made once per workdir (expiring in a day) and kept there,
+        so that a stack started again on a kept workdir (the demo's) mints no other."""
+        kept = self.workdir / "api.token"
+        if kept.exists() and ApiClient(self.url, kept.read_text().strip()).get("/api/v1/auth/me/").status_code == 200:
+            return kept.read_text().strip()
+        token = self.manage("fulcrum_token", "admin", "--name", "test-stack", "--expires-in-days", "1", capture=True)
+        kept.write_text(token.stdout.strip())
+        kept.chmod(0o600)
+        return kept.read_text()
 
     def _spawn(self, name, argv, **kwargs):
         log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps it
