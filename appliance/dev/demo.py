@@ -8,6 +8,7 @@ the console URL, the login and a curl line. Ctrl-C stops everything it started.
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -63,11 +64,24 @@ def banner(stack, lab):
 """
 
 
+def port_in_use(port):
+    """Whether something listens on 127.0.0.1:``port`` already."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 def main():
     if os.geteuid() != 0:
         sys.exit("make demo needs root: it builds network namespaces for the lab")
     if not (REPO / "webui" / "dist" / "index.html").exists():
         sys.exit("the console is not built: run `make build`")
+    if port_in_use(PORT):
+        sys.exit(f"port {PORT} is in use (another demo, or another server): stop it, or set FULCRUM_DEMO_PORT")
     stop = {"now": False}
 
     def on_signal(signum, frame):

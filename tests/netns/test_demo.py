@@ -8,6 +8,7 @@ developer's running demo."""
 
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -95,3 +96,19 @@ def test_a_restarted_demo_publishes_nothing_and_mints_no_token(tmp_path):
     finally:
         demo.stop()
         pg.drop_database(DATABASE)
+
+
+def test_a_busy_port_is_named_with_the_way_out(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        demo = Demo(tmp_path / "demo")
+        demo.env["FULCRUM_DEMO_PORT"] = str(port)
+        done = subprocess.run([PYTHON, "appliance/dev/demo.py"], cwd=REPO, env=demo.env, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"port {port} is in use (another demo, or another server): stop it, or set FULCRUM_DEMO_PORT"
+    )
+    assert not (tmp_path / "demo").exists()  # nothing started, nothing made

@@ -3,6 +3,7 @@ command that fails as written is a defect (issue 20: a token name the API refuse
 stored as the token, a pool ID written in). Only the address and the admin's password are
 the stack's; then the new service must carry a request through its VIP."""
 
+import os
 import re
 import subprocess
 
@@ -33,3 +34,18 @@ def test_using_the_api_runs_as_written(stack, lab):
     assert token["role"] == "admin", token
     status, body, _ = lab.client_get("http://10.77.100.20/")
     assert (status, body.strip()) == (200, "s1")  # app1 is 10.77.2.11, the lab's s1
+
+
+def test_the_cli_lines_run_as_written(stack, tmp_path):
+    """After the API block (its service "app" exists): the CLI signs in and lists it."""
+    script = readme_block("The `fulcrum` CLI")
+    password = stack.workdir / "admin.password"
+    assert password.exists() and "http://127.0.0.1:8000" in script and ".state/demo/admin.password" in script
+    script = script.replace("http://127.0.0.1:8000", stack.url).replace(".state/demo/admin.password", str(password))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    assert re.search(r"^app\s", done.stdout, re.MULTILINE), done.stdout
+    assert (tmp_path / "fulcrum" / "config.yaml").stat().st_mode & 0o077 == 0
