@@ -37,6 +37,7 @@ build-agents: ## build the Go binaries into agents/bin
 	@$(MAKE) -s -C agents build
 
 build-console: deps ## build the console into webui/dist
+	@echo "console: building webui/dist"
 	@cd webui && npm run --silent build
 
 demo: deps build ## run the appliance locally on a lab of network namespaces; Ctrl-C stops it

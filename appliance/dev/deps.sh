@@ -67,6 +67,7 @@ need_version node "$(node --version | sed 's/^v//')" 20.19
 stamp=.venv/.requirements.sha256
 want=$(cat requirements-dev.txt api/requirements.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "deps: the Python venv (.venv) with the API's and the tests' packages (about 30 s the first time)"
   python3 -m venv .venv
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements-dev.txt
@@ -77,6 +78,7 @@ fi
 stamp=webui/node_modules/.lock.sha256
 want=$(sha256sum webui/package-lock.json | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "deps: the console's npm packages (npm ci)"
   (cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   echo "$want" > "$stamp"
 fi
