@@ -95,6 +95,10 @@ func main() {
 // run is main without the process globals, so tests can drive it. It
 // returns the exit status: 0 ok, 1 failure, 2 usage error.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check-binds" {
+		// The bind check's helper, run in the node's namespace (haproxy.Manager.BindHelper).
+		return haproxy.BindCheckMain(ctx, args[1:], os.Stdout)
+	}
 	opts, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2
@@ -223,6 +227,9 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 	prefix := strings.Fields(o.execPrefix)
 	hap := haproxy.New(o.haproxyBin, prefix, store.LiveDir(), store.RunDir())
 	hap.Logger = logger
+	if self, err := os.Executable(); err == nil {
+		hap.BindHelper = []string{self, "check-binds"}
+	}
 	n := &node{logger: logger}
 	applier := &apply.Applier{Store: store, HAProxy: hap, Logger: logger}
 	if o.keepalivedBin != "" {

@@ -62,9 +62,13 @@ func TestIncludeFiles(t *testing.T) {
 		bundle.MainFile:       haproxytest.IncludeConfig("three.txt", n.Port, haproxytest.HoldPort(t)),
 		"haproxy.d/three.txt": "three",
 	}
+	before = n.showProc(t)
 	r = n.applyFiles(t, 4, unbindable, client.StateFailed)
-	if !strings.Contains(r.Message, "restored last-good") || strings.Contains(r.Message, "failed too") {
-		t.Errorf("message should report a clean rollback:\n%s", r.Message)
+	if !strings.Contains(r.Message, "address already in use") || !strings.Contains(r.Message, "nothing was reloaded") {
+		t.Errorf("message should say the bind was tried first and refused:\n%s", r.Message)
+	}
+	if after := n.showProc(t); after.Reloads != before.Reloads {
+		t.Errorf("a set whose listener cannot bind caused a reload (%d -> %d)", before.Reloads, after.Reloads)
 	}
 	requireLive(t, n, rev2, 2)
 	haproxytest.WaitFor(t, n.URL, "two", 5*time.Second)

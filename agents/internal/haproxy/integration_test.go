@@ -164,8 +164,8 @@ func TestSeamlessReloads(t *testing.T) {
 }
 
 // TestFailedReloadRollsBack applies a configuration that passes "haproxy -c"
-// but cannot bind, then one that does not parse: both are refused, and the
-// old configuration keeps serving.
+// but cannot bind, then one that does not parse: both are refused before any
+// reload, traffic is not touched, and the old configuration keeps serving.
 func TestFailedReloadRollsBack(t *testing.T) {
 	n := newNode(t)
 	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.Port)
@@ -173,30 +173,21 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	n.apply(t, 1, cfgA, client.StateApplied)
 	haproxytest.WaitFor(t, n.URL, "A", 5*time.Second)
 
-	// Passes the check (which does not bind), fails when HAProxy binds.
+	// Passes haproxy -c (which does not bind); the bind check, tried on the
+	// node before reloading, refuses it.
 	unbindable := haproxytest.Config(backendB, n.Port, haproxytest.HoldPort(t))
-	if err := n.Manager.Check(context.Background(), writeTemp(t, unbindable)); err != nil {
-		t.Fatalf("the runtime-failing config should pass haproxy -c: %v", err)
-	}
 	traffic := haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
-	start := time.Now()
+	before := n.showProc(t)
 	r := n.apply(t, 2, unbindable, client.StateFailed)
-	answers, failures := traffic.Stop()
-	t.Logf("runtime failure detected and rolled back in %s, reported as:\n%s", time.Since(start).Round(time.Millisecond), r.Message)
-	// HAProxy pauses the old workers' listeners while it retries a busy bind
-	// (about 2 s) before giving up, so refusals in this window are HAProxy's
-	// own behaviour; only the recovery is asserted.
-	t.Logf("traffic during the failed reload: answers %v, %d refused (HAProxy's bind-retry pause)", answers, len(failures))
-	if answers["B"] > 0 {
-		t.Errorf("the refused configuration served %d requests", answers["B"])
+	if !strings.Contains(r.Message, "address already in use") || !strings.Contains(r.Message, "nothing was reloaded") {
+		t.Errorf("message should say the bind was tried first and refused:\n%s", r.Message)
 	}
-	if !strings.Contains(r.Message, "restored last-good") || strings.Contains(r.Message, "failed too") {
-		t.Errorf("message should report a clean rollback:\n%s", r.Message)
+	if after := n.showProc(t); after.Reloads != before.Reloads {
+		t.Errorf("a config whose listener cannot bind caused a reload (%d -> %d)", before.Reloads, after.Reloads)
 	}
 	assertServing(t, n, cfgA, 1, "A")
 
-	traffic = haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
-	before := n.showProc(t)
+	before = n.showProc(t)
 	r = n.apply(t, 3, cfgA+"    bogus-keyword on\n", client.StateFailed)
 	if !strings.Contains(r.Message, "bogus-keyword") {
 		t.Errorf("message should carry haproxy's complaint:\n%s", r.Message)
@@ -206,11 +197,39 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	}
 	assertServing(t, n, cfgA, 1, "A")
 
-	// A good revision still goes through after the failures.
+	// A good revision still goes through after the failures; nothing was refused throughout.
 	n.apply(t, 4, haproxytest.Config(backendB, n.Port), client.StateApplied)
 	haproxytest.WaitFor(t, n.URL, "B", 5*time.Second)
-	answers, failures = traffic.Stop()
+	answers, failures := traffic.Stop()
 	requireNoFailures(t, answers, failures)
+}
+
+// TestFailedReloadRollsBackWithoutTheBindCheck: where the agent cannot try
+// the listeners on the node first (a namespace prefix and no helper), a
+// reload that cannot bind fails, and the agent restores the last good set.
+func TestFailedReloadRollsBackWithoutTheBindCheck(t *testing.T) {
+	n := newNode(t, "env")
+	cfgA := haproxytest.Config(haproxytest.Backend(t, "A"), n.Port)
+	n.apply(t, 1, cfgA, client.StateApplied)
+	haproxytest.WaitFor(t, n.URL, "A", 5*time.Second)
+	unbindable := haproxytest.Config(haproxytest.Backend(t, "B"), n.Port, haproxytest.HoldPort(t))
+	if err := n.Manager.Check(context.Background(), writeTemp(t, unbindable)); err != nil {
+		t.Fatalf("without the bind check the config should pass: %v", err)
+	}
+	traffic := haproxytest.StartTraffic(n.URL, 4, 60*time.Second)
+	r := n.apply(t, 2, unbindable, client.StateFailed)
+	answers, failures := traffic.Stop()
+	// HAProxy pauses the old workers' listeners while it retries a busy bind
+	// (about 2 s) before giving up: the cost the bind check avoids. Logged,
+	// not asserted; the recovery is.
+	t.Logf("traffic during the failed reload: answers %v, %d refused (HAProxy's bind-retry pause)", answers, len(failures))
+	if answers["B"] > 0 {
+		t.Errorf("the refused configuration served %d requests", answers["B"])
+	}
+	if !strings.Contains(r.Message, "restored last-good") || strings.Contains(r.Message, "failed too") {
+		t.Errorf("message should report a clean rollback:\n%s", r.Message)
+	}
+	assertServing(t, n, cfgA, 1, "A")
 }
 
 // TestStartFailure covers a first start that cannot bind: nothing is left
@@ -219,7 +238,7 @@ func TestStartFailure(t *testing.T) {
 	n := newNode(t)
 	held := haproxytest.HoldPort(t)
 	r := n.apply(t, 1, haproxytest.Config(haproxytest.Backend(t, "A"), held), client.StateFailed)
-	if !strings.Contains(r.Message, "cannot bind") && !strings.Contains(r.Message, "Address already in use") {
+	if !strings.Contains(strings.ToLower(r.Message), "address already in use") {
 		t.Errorf("message should name the bind failure:\n%s", r.Message)
 	}
 	if live, rev := n.live(t); live != nil || rev != 0 {
