@@ -591,7 +591,11 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
             assert primary_databases((box,)) == {ADDRESS}
             fenced = appliance.ssh("runuser -u postgres -- psql -XtAc 'SHOW default_transaction_read_only'").stdout
             assert fenced.strip() == "on", fenced
-            refused = api.post("/api/v1/pools/", json={"name": "on-the-cut-off", "algorithm": "round-robin"})
+            # A new session: joined["api"] may still pool a connection to this appliance from before
+            # the outage test rebooted it, which its new kernel resets (run28: RemoteDisconnected).
+            own = vip_client(api)
+            own.base_url = appliance.url
+            refused = own.post("/api/v1/pools/", json={"name": "on-the-cut-off", "algorithm": "round-robin"})
             assert refused.status_code == 503, refused.text
             # Its replication guard never let its commits go on alone (it hears neither the
             # second nor the witness); whether keepalived fenced it first is timing.
