@@ -65,10 +65,7 @@ type Applier struct {
 	Firewall Daemon
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
-	// OnRestart, if set, hears of each daemon Heal brought back.
-	OnRestart func(daemon string, err error)
-
-	mu sync.Mutex // one of Apply, Resume and Heal at a time
+	mu     sync.Mutex // one of Apply, Resume and Heal at a time
 }
 
 // unit is a daemon and the part of the bundle it loads.
@@ -163,8 +160,17 @@ func (a *Applier) Resume(ctx context.Context) error {
 		}
 		a.clearRuntimePending()
 	}
+	_, err = a.startStopped(ctx, live, a.units())
+	return err
+}
+
+// startStopped starts, from the live set, each of units whose part the live
+// set has and that does not run; it returns those it started and the errors
+// of those it could not.
+func (a *Applier) startStopped(ctx context.Context, live map[string]string, units []unit) ([]string, error) {
+	var started []string
 	var errs []error
-	for _, u := range a.units() {
+	for _, u := range units {
 		if live == nil || !u.part.In(live) || u.daemon.Running(ctx) {
 			continue
 		}
@@ -173,11 +179,12 @@ func (a *Applier) Resume(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("start %s: %w", u.part.Daemon, err))
 			continue
 		}
+		started = append(started, u.part.Daemon)
 		if u.part == bundle.HAProxyPart {
 			a.clearRuntimePending()
 		}
 	}
-	return errors.Join(errs...)
+	return started, errors.Join(errs...)
 }
 
 // Heal starts again, from the live configuration, HAProxy or keepalived
@@ -189,29 +196,12 @@ func (a *Applier) Heal(ctx context.Context) ([]string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	live, err := a.Store.Live()
-	if err != nil || live == nil {
+	if err != nil {
 		return nil, err
 	}
-	var started []string
-	var errs []error
-	for _, u := range a.units() {
-		if u.part == bundle.FirewallPart || !u.part.In(live) || u.daemon.Running(ctx) {
-			continue // the firewall is nftables state, not a process: nothing dies
-		}
-		err := u.daemon.Start(ctx)
-		if err == nil {
-			started = append(started, u.part.Daemon)
-			if u.part == bundle.HAProxyPart {
-				a.clearRuntimePending()
-			}
-		} else {
-			errs = append(errs, fmt.Errorf("start %s: %w", u.part.Daemon, err))
-		}
-		if a.OnRestart != nil {
-			a.OnRestart(u.part.Daemon, err)
-		}
-	}
-	return started, errors.Join(errs...)
+	// The firewall is nftables state, not a process: nothing of it dies.
+	processes := slices.DeleteFunc(a.units(), func(u unit) bool { return u.part == bundle.FirewallPart })
+	return a.startStopped(ctx, live, processes)
 }
 
 // Apply makes bundle b live and returns the report to send. A bundle equal
