@@ -129,7 +129,8 @@ tier_vm() {
 }
 
 # The appliance image: build the .debs and the images, boot the qcow2, set it up, use it,
-# upgrade it. The upgrade's packages (this tree, a higher version) build meanwhile.
+# upgrade it. The upgrade's packages (this tree, a higher version) build meanwhile, and the
+# OVA (a conversion of the installed disk no test boots) while the tests run.
 # (Not build.sh's own "check" stage: the acceptance tests boot the qcow2 anyway.)
 tier_image() {
   batch appliance/debian/build.sh || return 1
@@ -144,9 +145,14 @@ tier_image() {
     return 1
   fi
   wait_for_quiet
-  images/build.sh qcow2 ova || { wait "$upgrade"; return 1; }
+  images/build.sh qcow2 || { wait "$upgrade"; return 1; }
   wait "$upgrade" || echo "the upgrade's packages did not build here (test_upgrade builds them again)"
-  pytest_junit image images/tests tests/vm/image
+  local ova status=0
+  batch images/build.sh ova >"$LOGS/image-ova.log" 2>&1 &
+  ova=$!
+  pytest_junit image --durations=20 images/tests tests/vm/image || status=1
+  check ova wait "$ova" || { echo "the OVA did not build: $LOGS/image-ova.log"; status=1; }
+  return "$status"
 }
 
 # -- running them ------------------------------------------------------------------------------
