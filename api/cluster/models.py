@@ -217,6 +217,37 @@ class HaEvent(models.Model):
         return f"{self.at} {self.node} {self.group}: {self.old_state} -> {self.new_state}"
 
 
+class Daemon(models.TextChoices):
+    HAPROXY = "haproxy", "HAProxy"
+    KEEPALIVED = "keepalived", "keepalived"
+
+
+class DaemonOutcome(models.TextChoices):
+    RESTARTED = "restarted"
+    RESTART_FAILED = "restart-failed"
+
+
+class DaemonEvent(models.Model):
+    """HAProxy or keepalived found stopped between applies by a node's agent, and what it did:
+    started it again from the live configuration, or could not (the reason)."""
+
+    KEPT_PER_NODE = 500  # the newest; older ones go as new ones come
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="daemon_events")
+    daemon = models.CharField(max_length=16, choices=Daemon.choices)
+    at = models.DateTimeField(help_text="When the node found it stopped.")
+    outcome = models.CharField(max_length=16, choices=DaemonOutcome.choices)
+    detail = models.CharField(max_length=500, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["node", "-at"], name="daemonevent_node_at")]
+
+    def __str__(self):
+        return f"{self.at} {self.node} {self.daemon}: {self.outcome}"
+
+
 class JoinCodeState(models.TextChoices):
     USABLE = "usable"
     USED = "used"

@@ -189,6 +189,8 @@ def test_haproxy_killed_is_started_again_at_once(service, stack, lab, victim):
     look and the start. The gap is measured under a request every 20 ms (the figures in
     tests/artifacts/stack/); that service comes back, and the agent says why, is asserted."""
     states, served = stack.server_states("pool-web"), spread(lab, 30)  # as the live revision has it
+    seen = {e["id"] for e in stack.api.get("/api/v1/daemon-events/").json()["results"]}
+    live = json.loads((stack.state_dir / "state.json").read_text())["revision"]
     master = int((stack.state_dir / "run" / "haproxy.pid").read_text().split()[0])
     (worker,) = _children(master)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -209,6 +211,15 @@ def test_haproxy_killed_is_started_again_at_once(service, stack, lab, victim):
     new_master = int((stack.state_dir / "run" / "haproxy.pid").read_text().split()[0])
     assert new_master != master
     assert "supervise: a daemon had stopped; started it again" in stack.log("agent")
+    # The operator sees it: one event, from this node, naming the revision it came back with.
+    def new_events():
+        return [e for e in stack.api.get("/api/v1/daemon-events/").json()["results"] if e["id"] not in seen]
+
+    wait_for(new_events, 10)
+    events = new_events()
+    assert [(e["daemon"], e["outcome"], e["detail"]) for e in events] == [
+        ("haproxy", "restarted", f"it had stopped; started it again from the live configuration (revision {live})")
+    ], events
     wait_for(lambda: stack.server_states("pool-web") == states, 10)
     assert spread(lab, 30) == served  # the live revision again, its drained members too
 

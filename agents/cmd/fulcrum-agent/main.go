@@ -37,6 +37,7 @@ import (
 	"fulcrum/agents/internal/haproxy"
 	"fulcrum/agents/internal/ipvs"
 	"fulcrum/agents/internal/keepalived"
+	"fulcrum/agents/internal/outbox"
 	"fulcrum/agents/internal/status"
 	"fulcrum/agents/internal/telemetry"
 )
@@ -191,7 +192,8 @@ type node struct {
 	agent      *apply.Agent
 	reconciler *ipvs.Reconciler // nil when keepalived is not managed
 	ha         *ha.Watcher      // nil when keepalived is not managed
-	haEvents   *ha.Outbox
+	haEvents   *outbox.Outbox[client.Event]
+	restarts   *outbox.Outbox[client.DaemonEvent]
 	kernel     *ipvs.Netlink
 	feedback   *feedback.Loop
 	module     *feedback.ModuleFile
@@ -231,6 +233,7 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		hap.BindHelper = []string{self, "check-binds"}
 	}
 	n := &node{logger: logger}
+	n.restarts = &outbox.Outbox[client.DaemonEvent]{What: "daemon events", Send: api.SendDaemonEvents, Logger: logger}
 	applier := &apply.Applier{Store: store, HAProxy: hap, Logger: logger}
 	if o.keepalivedBin != "" {
 		n.kernel = &ipvs.Netlink{NetNS: netnsPath(o.netns)}
@@ -242,7 +245,7 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		ka := keepalived.New(o.keepalivedBin, o.nftBin, prefix, store.LiveDir(), store.RunDir())
 		ka.LogFile, ka.Logger, ka.AfterLoad = o.keepalivedLog, logger, n.reconciler.Reconcile
 		applier.Keepalived = ka
-		n.haEvents = &ha.Outbox{Sender: api, Logger: logger}
+		n.haEvents = &outbox.Outbox[client.Event]{What: "ha events", Send: api.SendEvents, Logger: logger}
 		n.ha = &ha.Watcher{
 			ConfFile:   filepath.Join(store.LiveDir(), bundle.HAFile),
 			Keepalived: ka, HAProxyRunning: hap.MasterAlive, Host: ha.Commands{ExecPrefix: prefix},
@@ -263,6 +266,7 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		Backoff:  apply.Backoff{Min: time.Second, Max: 30 * time.Second},
 		Logger:   logger,
 
+		DaemonEvents: n.restarts,
 		ConfirmGrace: o.confirmGrace,
 	}
 	n.module = &feedback.ModuleFile{NetNS: netnsPath(o.netns)}
@@ -334,7 +338,8 @@ func (n *node) run(ctx context.Context) {
 		go func() { defer wg.Done(); n.ha.Run(ctx) }()
 		go func() { defer wg.Done(); n.haEvents.Run(ctx) }()
 	}
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); n.restarts.Run(ctx) }()
 	go func() { defer wg.Done(); n.feedback.Run(ctx, feedbackInterval) }()
 	go func() { defer wg.Done(); n.reporter.Run(ctx) }()
 	go func() { defer wg.Done(); n.agent.Supervise(ctx, superviseInterval) }()

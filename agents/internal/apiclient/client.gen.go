@@ -176,6 +176,24 @@ func (e ConfirmStateEnum) Valid() bool {
 	}
 }
 
+// Defines values for DaemonEnum.
+const (
+	DaemonEnumHaproxy    DaemonEnum = "haproxy"
+	DaemonEnumKeepalived DaemonEnum = "keepalived"
+)
+
+// Valid indicates whether the value is a known member of the DaemonEnum enum.
+func (e DaemonEnum) Valid() bool {
+	switch e {
+	case DaemonEnumHaproxy:
+		return true
+	case DaemonEnumKeepalived:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DenyStatusEnum.
 const (
 	DenyStatusEnumN400 DenyStatusEnum = 400
@@ -523,16 +541,16 @@ func (e KindEnum) Valid() bool {
 
 // Defines values for LayerEnum.
 const (
-	Haproxy LayerEnum = "haproxy"
-	Ipvs    LayerEnum = "ipvs"
+	LayerEnumHaproxy LayerEnum = "haproxy"
+	LayerEnumIpvs    LayerEnum = "ipvs"
 )
 
 // Valid indicates whether the value is a known member of the LayerEnum enum.
 func (e LayerEnum) Valid() bool {
 	switch e {
-	case Haproxy:
+	case LayerEnumHaproxy:
 		return true
-	case Ipvs:
+	case LayerEnumIpvs:
 		return true
 	default:
 		return false
@@ -683,6 +701,24 @@ func (e OnFailureEnum) Valid() bool {
 	case Quiesce:
 		return true
 	case Remove:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OutcomeEnum.
+const (
+	RestartFailed OutcomeEnum = "restart-failed"
+	Restarted     OutcomeEnum = "restarted"
+)
+
+// Valid indicates whether the value is a known member of the OutcomeEnum enum.
+func (e OutcomeEnum) Valid() bool {
+	switch e {
+	case RestartFailed:
+		return true
+	case Restarted:
 		return true
 	default:
 		return false
@@ -1163,6 +1199,27 @@ type AgentBundle struct {
 	Revision  int               `json:"revision"`
 }
 
+// AgentDaemonEventRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
+type AgentDaemonEventRequest struct {
+	At time.Time `json:"at"`
+
+	// Daemon * `haproxy` - HAProxy
+	// * `keepalived` - keepalived
+	Daemon DaemonEnum `json:"daemon"`
+	Detail *string    `json:"detail,omitempty"`
+
+	// Outcome * `restarted` - Restarted
+	// * `restart-failed` - Restart Failed
+	Outcome OutcomeEnum `json:"outcome"`
+}
+
+// AgentDaemonEventsRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+// rolling upgrade a newer agent reports to an older API. The known fields are checked.
+type AgentDaemonEventsRequest struct {
+	Events []AgentDaemonEventRequest `json:"events"`
+}
+
 // AgentEventRequest Sent by a node's agent. Fields this API does not know are left out, not refused: in a
 // rolling upgrade a newer agent reports to an older API. The known fields are checked.
 type AgentEventRequest struct {
@@ -1559,6 +1616,22 @@ type ConflictError struct {
 
 	// Version The current version: read the object again, repeat.
 	Version *int `json:"version,omitempty"`
+}
+
+// DaemonEnum * `haproxy` - HAProxy
+// * `keepalived` - keepalived
+type DaemonEnum string
+
+// DaemonEvent defines model for DaemonEvent.
+type DaemonEvent struct {
+	// At When the node found it stopped.
+	At         *time.Time   `json:"at,omitempty"`
+	Daemon     *DaemonEnum  `json:"daemon,omitempty"`
+	Detail     *string      `json:"detail,omitempty"`
+	Id         *int         `json:"id,omitempty"`
+	Node       *string      `json:"node,omitempty"`
+	Outcome    *OutcomeEnum `json:"outcome,omitempty"`
+	ReceivedAt *time.Time   `json:"received_at,omitempty"`
 }
 
 // DenyStatusEnum * `400` - 400
@@ -2725,6 +2798,10 @@ type ObjectChange struct {
 // * `quiesce` - Quiesce (weight 0, connections kept)
 type OnFailureEnum string
 
+// OutcomeEnum * `restarted` - Restarted
+// * `restart-failed` - Restart Failed
+type OutcomeEnum string
+
 // Overview defines model for Overview.
 type Overview struct {
 	Nodes []OverviewNode `json:"nodes"`
@@ -2850,6 +2927,19 @@ type PaginatedCertificateList struct {
 	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
 	Previous *string       `json:"previous,omitempty"`
 	Results  []Certificate `json:"results"`
+}
+
+// PaginatedDaemonEventList defines model for PaginatedDaemonEventList.
+type PaginatedDaemonEventList struct {
+	// Count Example: 123
+	Count int `json:"count"`
+
+	// Next Example: http://api.example.org/accounts/?offset=400&limit=100
+	Next *string `json:"next,omitempty"`
+
+	// Previous Example: http://api.example.org/accounts/?offset=200&limit=100
+	Previous *string       `json:"previous,omitempty"`
+	Results  []DaemonEvent `json:"results"`
 }
 
 // PaginatedHaEventList defines model for PaginatedHaEventList.
@@ -4534,6 +4624,21 @@ type CertificatesPartialUpdateParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// DaemonEventsListParams defines parameters for DaemonEventsList.
+type DaemonEventsListParams struct {
+	// Daemon only this daemon's events (haproxy, keepalived)
+	Daemon *string `form:"daemon,omitempty" json:"daemon,omitempty"`
+
+	// Limit Number of results to return per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Node only this node's events (its name)
+	Node *string `form:"node,omitempty" json:"node,omitempty"`
+
+	// Offset The initial index from which to return the results.
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // HaEventsListParams defines parameters for HaEventsList.
 type HaEventsListParams struct {
 	// After only events with a larger id (new since the last fetch)
@@ -4894,6 +4999,9 @@ type VirtualServicesUpdateParams struct {
 	// IfMatch The version read ("3" or 3): 409 if the object changed since.
 	IfMatch *string `json:"If-Match,omitempty"`
 }
+
+// AgentDaemonEventsCreateJSONRequestBody defines body for AgentDaemonEventsCreate for application/json ContentType.
+type AgentDaemonEventsCreateJSONRequestBody = AgentDaemonEventsRequest
 
 // AgentEventsCreateJSONRequestBody defines body for AgentEventsCreate for application/json ContentType.
 type AgentEventsCreateJSONRequestBody = AgentEventsRequest
@@ -6746,6 +6854,18 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// AgentDaemonEventsCreateWithBody performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Daemons the agent found stopped on its node and started again (or could not).
+	AgentDaemonEventsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentDaemonEventsCreate performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Daemons the agent found stopped on its node and started again (or could not).
+	AgentDaemonEventsCreate(ctx context.Context, body AgentDaemonEventsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AgentDesiredRetrieve performs a GET /api/v1/agent/desired/ (the `AgentDesiredRetrieve` operationId) request.
 	//
 	// Long-poll: answers at once when the newest revision differs from ``known``, or when the
@@ -6996,6 +7116,18 @@ type ClientInterface interface {
 	// again at most once. Refused (409) when this appliance does not hold the VIP or no standby
 	// is synchronous.
 	ClusterSwitchoverCreate(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DaemonEventsList performs a GET /api/v1/daemon-events/ (the `DaemonEventsList` operationId) request.
+	//
+	// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+	// from the live configuration (or not, and why), newest first.
+	DaemonEventsList(ctx context.Context, params *DaemonEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DaemonEventsRetrieve performs a GET /api/v1/daemon-events/{id}/ (the `DaemonEventsRetrieve` operationId) request.
+	//
+	// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+	// from the live configuration (or not, and why), newest first.
+	DaemonEventsRetrieve(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HaEventsList performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
@@ -7640,6 +7772,38 @@ type ClientInterface interface {
 	VirtualServicesUpdate(ctx context.Context, id int, params *VirtualServicesUpdateParams, body VirtualServicesUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// AgentDaemonEventsCreateWithBody performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Daemons the agent found stopped on its node and started again (or could not).
+func (c *Client) AgentDaemonEventsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentDaemonEventsCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentDaemonEventsCreate performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Daemons the agent found stopped on its node and started again (or could not).
+func (c *Client) AgentDaemonEventsCreate(ctx context.Context, body AgentDaemonEventsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentDaemonEventsCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AgentDesiredRetrieve performs a GET /api/v1/agent/desired/ (the `AgentDesiredRetrieve` operationId) request.
 //
 // Long-poll: answers at once when the newest revision differs from “known“, or when the
@@ -8261,6 +8425,38 @@ func (c *Client) ClusterReplicationRetrieve(ctx context.Context, reqEditors ...R
 // is synchronous.
 func (c *Client) ClusterSwitchoverCreate(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewClusterSwitchoverCreateRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DaemonEventsList performs a GET /api/v1/daemon-events/ (the `DaemonEventsList` operationId) request.
+//
+// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+// from the live configuration (or not, and why), newest first.
+func (c *Client) DaemonEventsList(ctx context.Context, params *DaemonEventsListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDaemonEventsListRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DaemonEventsRetrieve performs a GET /api/v1/daemon-events/{id}/ (the `DaemonEventsRetrieve` operationId) request.
+//
+// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+// from the live configuration (or not, and why), newest first.
+func (c *Client) DaemonEventsRetrieve(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDaemonEventsRetrieveRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -9973,6 +10169,46 @@ func (c *Client) VirtualServicesUpdate(ctx context.Context, id int, params *Virt
 	return c.Client.Do(req)
 }
 
+// NewAgentDaemonEventsCreateRequest calls the generic AgentDaemonEventsCreate builder with application/json body
+func NewAgentDaemonEventsCreateRequest(server string, body AgentDaemonEventsCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentDaemonEventsCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAgentDaemonEventsCreateRequestWithBody constructs an http.Request for the AgentDaemonEventsCreate method, with any body, and a specified content type
+func NewAgentDaemonEventsCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/agent/daemon-events/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewAgentDesiredRetrieveRequest constructs an http.Request for the AgentDesiredRetrieve method
 func NewAgentDesiredRetrieveRequest(server string, params *AgentDesiredRetrieveParams) (*http.Request, error) {
 	var err error
@@ -11237,6 +11473,130 @@ func NewClusterSwitchoverCreateRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDaemonEventsListRequest constructs an http.Request for the DaemonEventsList method
+func NewDaemonEventsListRequest(server string, params *DaemonEventsListParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/daemon-events/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Daemon != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "daemon", *params.Daemon, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Node != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "node", *params.Node, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDaemonEventsRetrieveRequest constructs an http.Request for the DaemonEventsRetrieve method
+func NewDaemonEventsRetrieveRequest(server string, id int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/daemon-events/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -15210,6 +15570,20 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// AgentDaemonEventsCreateWithBodyWithResponse performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Daemons the agent found stopped on its node and started again (or could not).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AgentDaemonEventsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDaemonEventsCreateResponse, error)
+
+	// AgentDaemonEventsCreateWithResponse performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Daemons the agent found stopped on its node and started again (or could not).
+	AgentDaemonEventsCreateWithResponse(ctx context.Context, body AgentDaemonEventsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentDaemonEventsCreateResponse, error)
+
 	// AgentDesiredRetrieveWithResponse performs a GET /api/v1/agent/desired/ (the `AgentDesiredRetrieve` operationId) request.
 	//
 	// Long-poll: answers at once when the newest revision differs from ``known``, or when the
@@ -15512,6 +15886,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ClusterSwitchoverCreateWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ClusterSwitchoverCreateResponse, error)
+
+	// DaemonEventsListWithResponse performs a GET /api/v1/daemon-events/ (the `DaemonEventsList` operationId) request.
+	//
+	// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+	// from the live configuration (or not, and why), newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	DaemonEventsListWithResponse(ctx context.Context, params *DaemonEventsListParams, reqEditors ...RequestEditorFn) (*DaemonEventsListResponse, error)
+
+	// DaemonEventsRetrieveWithResponse performs a GET /api/v1/daemon-events/{id}/ (the `DaemonEventsRetrieve` operationId) request.
+	//
+	// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+	// from the live configuration (or not, and why), newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	DaemonEventsRetrieveWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*DaemonEventsRetrieveResponse, error)
 
 	// HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
 	//
@@ -16304,6 +16694,75 @@ type ClientWithResponsesInterface interface {
 	//
 	// Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision.
 	VirtualServicesUpdateWithResponse(ctx context.Context, id int, params *VirtualServicesUpdateParams, body VirtualServicesUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*VirtualServicesUpdateResponse, error)
+}
+
+type AgentDaemonEventsCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AgentDaemonEventsCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AgentDaemonEventsCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AgentDaemonEventsCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AgentDaemonEventsCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AgentDaemonEventsCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentDaemonEventsCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentDaemonEventsCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentDaemonEventsCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentDaemonEventsCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type AgentDesiredRetrieveResponse struct {
@@ -18094,6 +18553,137 @@ func (r ClusterSwitchoverCreateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ClusterSwitchoverCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DaemonEventsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaginatedDaemonEventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DaemonEventsListResponse) GetJSON200() *PaginatedDaemonEventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DaemonEventsListResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DaemonEventsListResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DaemonEventsListResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r DaemonEventsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DaemonEventsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DaemonEventsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DaemonEventsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DaemonEventsRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DaemonEvent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DaemonEventsRetrieveResponse) GetJSON200() *DaemonEvent {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DaemonEventsRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DaemonEventsRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DaemonEventsRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DaemonEventsRetrieveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DaemonEventsRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DaemonEventsRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DaemonEventsRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DaemonEventsRetrieveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23632,6 +24222,32 @@ func (r VirtualServicesUpdateResponse) ContentType() string {
 	return ""
 }
 
+// AgentDaemonEventsCreateWithBodyWithResponse performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Daemons the agent found stopped on its node and started again (or could not).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AgentDaemonEventsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentDaemonEventsCreateResponse, error) {
+	rsp, err := c.AgentDaemonEventsCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentDaemonEventsCreateResponse(rsp)
+}
+
+// AgentDaemonEventsCreateWithResponse performs a POST /api/v1/agent/daemon-events/ (the `AgentDaemonEventsCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Daemons the agent found stopped on its node and started again (or could not).
+func (c *ClientWithResponses) AgentDaemonEventsCreateWithResponse(ctx context.Context, body AgentDaemonEventsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentDaemonEventsCreateResponse, error) {
+	rsp, err := c.AgentDaemonEventsCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentDaemonEventsCreateResponse(rsp)
+}
+
 // AgentDesiredRetrieveWithResponse performs a GET /api/v1/agent/desired/ (the `AgentDesiredRetrieve` operationId) request.
 //
 // Long-poll: answers at once when the newest revision differs from “known“, or when the
@@ -24161,6 +24777,34 @@ func (c *ClientWithResponses) ClusterSwitchoverCreateWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseClusterSwitchoverCreateResponse(rsp)
+}
+
+// DaemonEventsListWithResponse performs a GET /api/v1/daemon-events/ (the `DaemonEventsList` operationId) request.
+//
+// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+// from the live configuration (or not, and why), newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) DaemonEventsListWithResponse(ctx context.Context, params *DaemonEventsListParams, reqEditors ...RequestEditorFn) (*DaemonEventsListResponse, error) {
+	rsp, err := c.DaemonEventsList(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDaemonEventsListResponse(rsp)
+}
+
+// DaemonEventsRetrieveWithResponse performs a GET /api/v1/daemon-events/{id}/ (the `DaemonEventsRetrieve` operationId) request.
+//
+// HAProxy or keepalived found stopped by a node's agent between applies, and started again
+// from the live configuration (or not, and why), newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) DaemonEventsRetrieveWithResponse(ctx context.Context, id int, reqEditors ...RequestEditorFn) (*DaemonEventsRetrieveResponse, error) {
+	rsp, err := c.DaemonEventsRetrieve(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDaemonEventsRetrieveResponse(rsp)
 }
 
 // HaEventsListWithResponse performs a GET /api/v1/ha-events/ (the `HaEventsList` operationId) request.
@@ -25591,6 +26235,63 @@ func (c *ClientWithResponses) VirtualServicesUpdateWithResponse(ctx context.Cont
 	return ParseVirtualServicesUpdateResponse(rsp)
 }
 
+// ParseAgentDaemonEventsCreateResponse parses an HTTP response from a AgentDaemonEventsCreateWithResponse call
+func ParseAgentDaemonEventsCreateResponse(rsp *http.Response) (*AgentDaemonEventsCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentDaemonEventsCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAgentDesiredRetrieveResponse parses an HTTP response from a AgentDesiredRetrieveWithResponse call
 func ParseAgentDesiredRetrieveResponse(rsp *http.Response) (*AgentDesiredRetrieveResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -27013,6 +27714,107 @@ func ParseClusterSwitchoverCreateResponse(rsp *http.Response) (*ClusterSwitchove
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDaemonEventsListResponse parses an HTTP response from a DaemonEventsListWithResponse call
+func ParseDaemonEventsListResponse(rsp *http.Response) (*DaemonEventsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DaemonEventsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaginatedDaemonEventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDaemonEventsRetrieveResponse parses an HTTP response from a DaemonEventsRetrieveWithResponse call
+func ParseDaemonEventsRetrieveResponse(rsp *http.Response) (*DaemonEventsRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DaemonEventsRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DaemonEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

@@ -67,6 +67,10 @@ type Agent struct {
 	// the time; nil means time.Now. Tests replace both with a fake clock.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
+	// DaemonEvents receives what Supervise did; nil drops it.
+	DaemonEvents interface {
+		Add(events ...client.DaemonEvent)
+	}
 	// ConfirmGrace is how long past a revision's confirm deadline the agent
 	// waits for an answer from the API before it goes back to the revision
 	// it ran before.
@@ -107,19 +111,58 @@ func (a *Agent) Run(ctx context.Context) error {
 // Supervise brings back, within interval, a daemon that stopped between
 // applies (Applier.Heal). Run resumes the daemons too, but only between
 // long polls: a killed HAProxy was down 15-19 s.
+// Each restart, and each new reason a restart failed, goes to DaemonEvents.
 func (a *Agent) Supervise(ctx context.Context, interval time.Duration) {
+	var failing map[string]string
 	for ctx.Err() == nil {
-		started, err := a.Applier.Heal(ctx)
-		for _, daemon := range started {
-			a.logger().Warn("supervise: a daemon had stopped; started it again from the live configuration", "daemon", daemon)
-		}
-		if err != nil && ctx.Err() == nil {
-			a.logger().Error("supervise: could not start a daemon that had stopped", "err", err)
-		}
+		failing = a.heal(ctx, failing)
 		if clock.Sleep(ctx, interval) != nil {
 			return
 		}
 	}
+}
+
+// heal is one pass of Supervise. said holds the restart failures reported
+// ({daemon: error}); it returns those that last, so that a failure is
+// reported once, not on every pass.
+func (a *Agent) heal(ctx context.Context, said map[string]string) map[string]string {
+	starts, err := a.Applier.Heal(ctx)
+	if err != nil && ctx.Err() == nil {
+		a.logger().Error("supervise: cannot read the live configuration", "err", err)
+	}
+	failing := map[string]string{}
+	var events []client.DaemonEvent
+	for _, s := range starts {
+		e := client.DaemonEvent{At: a.now(), Daemon: s.Daemon, Outcome: client.DaemonRestarted}
+		switch {
+		case s.Err == nil:
+			a.logger().Warn("supervise: a daemon had stopped; started it again from the live configuration", "daemon", s.Daemon)
+			e.Detail = "it had stopped; started it again from the live configuration" + a.liveRevision()
+		case ctx.Err() != nil:
+			continue
+		case said[s.Daemon] == s.Err.Error():
+			failing[s.Daemon] = said[s.Daemon]
+			continue
+		default:
+			a.logger().Error("supervise: could not start a daemon that had stopped", "daemon", s.Daemon, "err", s.Err)
+			e.Outcome, e.Detail = client.DaemonRestartFailed, s.Err.Error()
+			failing[s.Daemon] = e.Detail
+		}
+		events = append(events, e)
+	}
+	if len(events) > 0 && a.DaemonEvents != nil {
+		a.DaemonEvents.Add(events...)
+	}
+	return failing
+}
+
+// liveRevision is " (revision N)" for the live revision, or nothing.
+func (a *Agent) liveRevision() string {
+	st, err := a.Applier.Store.State()
+	if err != nil || st.Revision == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (revision %d)", st.Revision)
 }
 
 // Once resumes the daemons and runs a single cycle (the --once flag).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
@@ -150,47 +151,85 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
+var errCannotBind = errors.New("cannot bind socket")
+
 func TestHealStartsWhatDiedAndNothingElse(t *testing.T) {
 	cfgA := cfgOnly(readTestdata(t, "a.cfg"))
 	for _, tt := range []struct {
-		name        string
-		files       map[string]string
-		hapRunning  bool
-		kaRunning   bool
-		startErr    error
-		wantStarted []string
-		wantCalls   [2][]string // haproxy's, keepalived's
-		wantErr     string
+		name       string
+		files      map[string]string
+		hapRunning bool
+		kaRunning  bool
+		startErr   error
+		wantStarts []Start
+		wantCalls  [2][]string // haproxy's, keepalived's
 	}{
 		{name: "both run: nothing to do", files: layer4(cfgA, "vrrp_instance x {}\n"), hapRunning: true, kaRunning: true},
 		{
 			name: "haproxy died: started again", files: layer4(cfgA, "vrrp_instance x {}\n"), kaRunning: true,
-			wantStarted: []string{"haproxy"}, wantCalls: [2][]string{{"start"}, nil},
+			wantStarts: []Start{{Daemon: "haproxy"}}, wantCalls: [2][]string{{"start"}, nil},
 		},
 		{
 			name: "both died: both started", files: layer4(cfgA, "vrrp_instance x {}\n"),
-			wantStarted: []string{"haproxy", "keepalived"}, wantCalls: [2][]string{{"start"}, {"start"}},
+			wantStarts: []Start{{Daemon: "haproxy"}, {Daemon: "keepalived"}}, wantCalls: [2][]string{{"start"}, {"start"}},
 		},
 		{name: "keepalived not in the live set: left stopped", files: cfgA, hapRunning: true},
 		{
-			name: "a start that fails is said", files: cfgA, startErr: errors.New("cannot bind socket"),
-			wantCalls: [2][]string{{"start"}, nil}, wantErr: "start haproxy: cannot bind socket",
+			name: "a start that fails is said", files: cfgA, startErr: errCannotBind,
+			wantStarts: []Start{{Daemon: "haproxy", Err: errCannotBind}}, wantCalls: [2][]string{{"start"}, nil},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			hap := &fakeDaemon{running: tt.hapRunning, startErr: tt.startErr}
 			ka := &fakeDaemon{running: tt.kaRunning}
 			a := &Applier{Store: newStore(t, tt.files, 1), HAProxy: hap, Keepalived: ka}
-			started, err := a.Heal(context.Background())
-			gotErr := ""
+			starts, err := a.Heal(context.Background())
 			if err != nil {
-				gotErr = err.Error()
+				t.Fatal(err)
 			}
-			got := []any{started, [2][]string{hap.calls, ka.calls}, gotErr}
-			want := []any{tt.wantStarted, tt.wantCalls, tt.wantErr}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("[started, calls, err] mismatch (-want +got):\n%s", diff)
+			got := []any{starts, [2][]string{hap.calls, ka.calls}}
+			want := []any{tt.wantStarts, tt.wantCalls}
+			if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
+				t.Errorf("[starts, calls] mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// eventSink keeps the events added.
+type eventSink struct{ events []client.DaemonEvent }
+
+func (s *eventSink) Add(events ...client.DaemonEvent) { s.events = append(s.events, events...) }
+
+// TestSuperviseReportsEachRestartAndEachFailureOnce: a daemon started again
+// is one event; a start that keeps failing the same way is one event, not
+// one per pass; once it starts, that is one more.
+func TestSuperviseReportsEachRestartAndEachFailureOnce(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	hap := &fakeDaemon{}
+	ka := &fakeDaemon{startErr: errCannotBind}
+	sink := &eventSink{}
+	a := &Agent{
+		Applier:      &Applier{Store: newStore(t, layer4(cfgOnly(readTestdata(t, "a.cfg")), "vrrp_instance x {}\n"), 7), HAProxy: hap, Keepalived: ka},
+		DaemonEvents: sink, Now: func() time.Time { return at },
+	}
+	var failing map[string]string
+	for range 3 {
+		failing = a.heal(context.Background(), failing)
+	}
+	ka.startErr = nil
+	failing = a.heal(context.Background(), failing)
+	a.heal(context.Background(), failing)
+	restarted := "it had stopped; started it again from the live configuration (revision 7)"
+	want := []client.DaemonEvent{
+		{At: at, Daemon: "haproxy", Outcome: client.DaemonRestarted, Detail: restarted},
+		{At: at, Daemon: "keepalived", Outcome: client.DaemonRestartFailed, Detail: "cannot bind socket"},
+		{At: at, Daemon: "keepalived", Outcome: client.DaemonRestarted, Detail: restarted},
+	}
+	if diff := cmp.Diff(want, sink.events); diff != "" {
+		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+	if got := len(ka.calls); got != 4 {
+		t.Errorf("keepalived start attempts: %d, want 4 (one per pass until it ran)", got)
 	}
 }

@@ -160,39 +160,46 @@ func (a *Applier) Resume(ctx context.Context) error {
 		}
 		a.clearRuntimePending()
 	}
-	_, err = a.startStopped(ctx, live, a.units())
-	return err
+	var errs []error
+	for _, s := range a.startStopped(ctx, live, a.units()) {
+		if s.Err != nil {
+			errs = append(errs, fmt.Errorf("start %s: %w", s.Daemon, s.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Start is a daemon found stopped and started from the live set, or not
+// (Err says why).
+type Start struct {
+	Daemon string
+	Err    error
 }
 
 // startStopped starts, from the live set, each of units whose part the live
-// set has and that does not run; it returns those it started and the errors
-// of those it could not.
-func (a *Applier) startStopped(ctx context.Context, live map[string]string, units []unit) ([]string, error) {
-	var started []string
-	var errs []error
+// set has and that does not run; it returns one Start for each.
+func (a *Applier) startStopped(ctx context.Context, live map[string]string, units []unit) []Start {
+	var starts []Start
 	for _, u := range units {
 		if live == nil || !u.part.In(live) || u.daemon.Running(ctx) {
 			continue
 		}
 		a.logger().Info("starting daemon from live configuration", "daemon", u.part.Daemon)
-		if err := u.daemon.Start(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("start %s: %w", u.part.Daemon, err))
-			continue
-		}
-		started = append(started, u.part.Daemon)
-		if u.part == bundle.HAProxyPart {
+		err := u.daemon.Start(ctx)
+		starts = append(starts, Start{Daemon: u.part.Daemon, Err: err})
+		if err == nil && u.part == bundle.HAProxyPart {
 			a.clearRuntimePending()
 		}
 	}
-	return started, errors.Join(errs...)
+	return starts
 }
 
 // Heal starts again, from the live configuration, HAProxy or keepalived
 // when it runs no longer though the live set has its part: killed, or
 // crashed (a killed HAProxy worker takes its master down, and the reverse).
-// Between applies only: it waits for one under way. It returns the daemons
-// it started and the errors of those it could not.
-func (a *Applier) Heal(ctx context.Context) ([]string, error) {
+// Between applies only: it waits for one under way. It returns a Start for
+// each daemon it found stopped, and the error of reading the live set.
+func (a *Applier) Heal(ctx context.Context) ([]Start, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	live, err := a.Store.Live()
@@ -201,7 +208,7 @@ func (a *Applier) Heal(ctx context.Context) ([]string, error) {
 	}
 	// The firewall is nftables state, not a process: nothing of it dies.
 	processes := slices.DeleteFunc(a.units(), func(u unit) bool { return u.part == bundle.FirewallPart })
-	return a.startStopped(ctx, live, processes)
+	return a.startStopped(ctx, live, processes), nil
 }
 
 // Apply makes bundle b live and returns the report to send. A bundle equal

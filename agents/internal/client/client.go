@@ -136,6 +136,26 @@ type Event struct {
 	Reason string `json:"reason"`
 }
 
+// DaemonEvent is HAProxy or keepalived found stopped between applies by
+// the agent's supervisor, and what it did about it.
+type DaemonEvent struct {
+	// At is when the agent found it stopped.
+	At time.Time `json:"at"`
+	// Daemon is haproxy or keepalived.
+	Daemon string `json:"daemon"`
+	// Outcome is restarted or restart-failed.
+	Outcome string `json:"outcome"`
+	// Detail says from which revision it started again, or why it could
+	// not.
+	Detail string `json:"detail"`
+}
+
+// Daemon event outcomes understood by the API.
+const (
+	DaemonRestarted     = "restarted"
+	DaemonRestartFailed = "restart-failed"
+)
+
 // MemberStatus is the live state of one member of a dynamic-least-load
 // pool on this node.
 type MemberStatus struct {
@@ -409,29 +429,45 @@ func (c *Client) Status(ctx context.Context, s NodeStatus) error {
 // SendEvents sends VRRP state changes, at most MaxEventsPerCall. Long
 // reasons are cut to MaxReasonLen characters.
 func (c *Client) SendEvents(ctx context.Context, events []Event) error {
-	if len(events) > MaxEventsPerCall {
-		return fmt.Errorf("events: %d in one call, the api takes at most %d", len(events), MaxEventsPerCall)
-	}
-	ctx, cancel := context.WithTimeout(ctx, pollMargin)
-	defer cancel()
 	out := make([]Event, len(events))
 	for i, e := range events {
 		e.Reason = Truncate(e.Reason, MaxReasonLen)
 		out[i] = e
 	}
+	return sendEvents(ctx, c, "events", "/api/v1/agent/events/", out)
+}
+
+// SendDaemonEvents sends daemon restarts, at most MaxEventsPerCall. Long
+// details are cut to MaxReasonLen characters.
+func (c *Client) SendDaemonEvents(ctx context.Context, events []DaemonEvent) error {
+	out := make([]DaemonEvent, len(events))
+	for i, e := range events {
+		e.Detail = Truncate(e.Detail, MaxReasonLen)
+		out[i] = e
+	}
+	return sendEvents(ctx, c, "daemon events", "/api/v1/agent/daemon-events/", out)
+}
+
+// sendEvents posts {"events": events} to path.
+func sendEvents[E any](ctx context.Context, c *Client, op, path string, events []E) error {
+	if len(events) > MaxEventsPerCall {
+		return fmt.Errorf("%s: %d in one call, the api takes at most %d", op, len(events), MaxEventsPerCall)
+	}
+	ctx, cancel := context.WithTimeout(ctx, pollMargin)
+	defer cancel()
 	body, err := json.Marshal(struct {
-		Events []Event `json:"events"`
-	}{out})
+		Events []E `json:"events"`
+	}{events})
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/events/", body)
+	resp, err := c.do(ctx, http.MethodPost, path, body)
 	if err != nil {
 		return err
 	}
 	defer drain(resp)
 	if resp.StatusCode/100 != 2 {
-		return statusError("events", resp)
+		return statusError(op, resp)
 	}
 	return nil
 }

@@ -60,7 +60,8 @@ type Keepalived interface {
 	VRRPPID() int
 }
 
-// EventSink takes the events the Watcher produces; Outbox implements it.
+// EventSink takes the events the Watcher produces; an outbox.Outbox
+// implements it.
 type EventSink interface {
 	Add(events ...client.Event)
 }

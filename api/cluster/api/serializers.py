@@ -7,7 +7,19 @@ from django.db import transaction
 from rest_framework import serializers
 
 from cluster import replication
-from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, JoinCode, JoinCodeState, Node, VrrpState
+from cluster.models import (
+    Daemon,
+    DaemonEvent,
+    DaemonOutcome,
+    HaEvent,
+    HaGroup,
+    HaGroupNode,
+    IpvsSync,
+    JoinCode,
+    JoinCodeState,
+    Node,
+    VrrpState,
+)
 from compiler import rules
 from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
@@ -292,6 +304,26 @@ class AgentEventSerializer(AgentReport, StrictSerializer):
 
 class AgentEventsSerializer(AgentReport, StrictSerializer):
     events = AgentEventSerializer(many=True, max_length=100)
+
+
+class DaemonEventSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="node.name", read_only=True)
+
+    class Meta:
+        model = DaemonEvent
+        fields = ["id", "node", "daemon", "at", "outcome", "detail", "received_at"]
+        read_only_fields = fields
+
+
+class AgentDaemonEventSerializer(AgentReport, StrictSerializer):
+    at = serializers.DateTimeField()
+    daemon = serializers.ChoiceField(choices=Daemon.choices)
+    outcome = serializers.ChoiceField(choices=DaemonOutcome.choices)
+    detail = serializers.CharField(max_length=500, allow_blank=True, required=False, default="")
+
+
+class AgentDaemonEventsSerializer(AgentReport, StrictSerializer):
+    events = AgentDaemonEventSerializer(many=True, max_length=100)
 
 
 class JoinCodeSerializer(serializers.ModelSerializer):

@@ -18,7 +18,7 @@ from accounts.throttling import OpenThrottledView
 from cluster import handover, join, replication, standby
 from cluster.api import serializers
 from cluster.authentication import IsNode, NodeTokenAuthentication
-from cluster.models import HaEvent, HaGroup, IpvsSync, JoinCode, Node
+from cluster.models import DaemonEvent, HaEvent, HaGroup, IpvsSync, JoinCode, Node
 from fulcrum.concurrency import IF_MATCH, VersionedViewSetMixin, bump, check_version, expected_version
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
@@ -242,6 +242,46 @@ class AgentEventsView(AgentView):
         batch = serializers.AgentEventsSerializer(data=request.data)
         batch.is_valid(raise_exception=True)
         HaEvent.objects.bulk_create(HaEvent(node=request.auth, **e) for e in batch.validated_data["events"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("node", str, description="only this node's events (its name)"),
+            OpenApiParameter("daemon", str, description="only this daemon's events (haproxy, keepalived)"),
+        ]
+    )
+)
+class DaemonEventViewSet(viewsets.ReadOnlyModelViewSet):
+    """HAProxy or keepalived found stopped by a node's agent between applies, and started again
+    from the live configuration (or not, and why), newest first."""
+
+    queryset = DaemonEvent.objects.select_related("node")
+    serializer_class = serializers.DaemonEventSerializer
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        node, daemon = (self.request.query_params.get(k) for k in ("node", "daemon"))
+        if node:
+            queryset = queryset.filter(node__name=node)
+        if daemon:
+            queryset = queryset.filter(daemon=daemon)
+        return queryset
+
+
+class AgentDaemonEventsView(AgentView):
+    """Daemons the agent found stopped on its node and started again (or could not)."""
+
+    @extend_schema(request=serializers.AgentDaemonEventsSerializer, responses={204: None})
+    def post(self, request):
+        batch = serializers.AgentDaemonEventsSerializer(data=request.data)
+        batch.is_valid(raise_exception=True)
+        node = request.auth
+        with transaction.atomic():
+            DaemonEvent.objects.bulk_create(DaemonEvent(node=node, **e) for e in batch.validated_data["events"])
+            kept = DaemonEvent.objects.filter(node=node).values_list("id", flat=True)[DaemonEvent.KEPT_PER_NODE :]
+            DaemonEvent.objects.filter(node=node, id__in=list(kept)).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

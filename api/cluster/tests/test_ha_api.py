@@ -3,11 +3,12 @@ node addresses, what each node's revision carries, the standby handover, role ev
 and VRRP states from the agents, and a revision's "live" flag."""
 
 import json
+from unittest import mock
 
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient, APITestCase
 
-from cluster.models import HaEvent, HaGroup, HaGroupNode, IpvsSync, Node
+from cluster.models import DaemonEvent, HaEvent, HaGroup, HaGroupNode, IpvsSync, Node
 from fulcrum.testing import APIViewTests
 from revisions.models import NodeRevision, Revision
 from services.models import Member, Pool, VirtualService
@@ -242,6 +243,43 @@ class HaRevisionTest(APITestCase):
         self.assertIn(
             self.client.post("/api/v1/agent/events/", {"events": [event]}, format="json").status_code, (401, 403)
         )
+
+    def test_agents_report_daemon_restarts_and_operators_list_them(self):
+        restarted = {
+            "at": "2026-11-29T12:00:00Z",
+            "daemon": "haproxy",
+            "outcome": "restarted",
+            "detail": "it had stopped; started it again from the live configuration (revision 3)",
+        }
+        failed = {**restarted, "at": "2026-11-29T12:00:01Z", "daemon": "keepalived", "outcome": "restart-failed",
+                  "detail": "keepalived: cannot open /run/keepalived.pid"}  # fmt: skip
+        answer = self.agent2.post("/api/v1/agent/daemon-events/", {"events": [restarted, failed]}, format="json")
+        self.assertEqual(answer.status_code, 204, answer.data)
+        listed = self.client.get("/api/v1/daemon-events/?node=lb2").data["results"]
+        self.assertEqual(
+            [(e["node"], e["daemon"], e["outcome"], e["detail"]) for e in listed],
+            [("lb2", "keepalived", "restart-failed", failed["detail"]), ("lb2", "haproxy", "restarted", restarted["detail"])],
+        )  # fmt: skip
+        self.assertEqual(self.client.get("/api/v1/daemon-events/?node=lb1").data["count"], 0)
+        self.assertEqual(self.client.get("/api/v1/daemon-events/?daemon=haproxy").data["count"], 1)
+        for bad in ({"daemon": "nginx"}, {"outcome": "fine"}, {"at": "now"}, {"detail": "x" * 501}):
+            body = {"events": [{**restarted, **bad}]}
+            self.assertEqual(
+                self.agent2.post("/api/v1/agent/daemon-events/", body, format="json").status_code, 400, bad
+            )
+        too_many = {"events": [restarted] * 101}
+        self.assertEqual(self.agent2.post("/api/v1/agent/daemon-events/", too_many, format="json").status_code, 400)
+        self.assertEqual(DaemonEvent.objects.count(), 2)
+        # Only agents report; an operator's session cannot.
+        answer = self.client.post("/api/v1/agent/daemon-events/", {"events": [restarted]}, format="json")
+        self.assertIn(answer.status_code, (401, 403))
+        # A node keeps its newest KEPT_PER_NODE events.
+        with mock.patch.object(DaemonEvent, "KEPT_PER_NODE", 3):
+            for second in range(10, 15):
+                event = {**restarted, "at": f"2026-11-29T12:00:{second}Z"}
+                self.agent2.post("/api/v1/agent/daemon-events/", {"events": [event]}, format="json")
+        kept = [e["at"] for e in self.client.get("/api/v1/daemon-events/?node=lb2").data["results"]]
+        self.assertEqual(kept, [f"2026-11-29T12:00:{s}Z" for s in (14, 13, 12)])
 
     def test_each_appliances_part_in_the_management_vip(self):
         for agent, state in ((self.agent1, "master"), (self.agent2, "backup")):

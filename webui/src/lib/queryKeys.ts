@@ -16,6 +16,7 @@ export const queryKeys = {
   // Under the nodes' key: an appliance that joins with a code spends it and becomes a node.
   joinCodes: ['nodes', 'join-codes'] as const,
   replication: ['nodes', 'replication'] as const,
+  daemonEvents: ['nodes', 'daemon-events'] as const,
   haGroups: ['ha-groups'] as const,
   haEvents: (filters: { node: string; group: string }) => ['ha-events', filters] as const,
   revisions: ['revisions'] as const,

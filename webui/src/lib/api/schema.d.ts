@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/api/v1/agent/daemon-events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Daemons the agent found stopped on its node and started again (or could not). */
+        post: operations["agent_daemon_events_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agent/desired/": {
         parameters: {
             query?: never;
@@ -456,6 +473,46 @@ export interface paths {
          *     is synchronous.
          */
         post: operations["cluster_switchover_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemon-events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description HAProxy or keepalived found stopped by a node's agent between applies, and started again
+         *     from the live configuration (or not, and why), newest first.
+         */
+        get: operations["daemon_events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemon-events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description HAProxy or keepalived found stopped by a node's agent between applies, and started again
+         *     from the live configuration (or not, and why), newest first.
+         */
+        get: operations["daemon_events_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1237,6 +1294,25 @@ export interface components {
          * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
          *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
          */
+        AgentDaemonEventRequest: {
+            /** Format: date-time */
+            at: string;
+            daemon: components["schemas"]["DaemonEnum"];
+            outcome: components["schemas"]["OutcomeEnum"];
+            /** @default  */
+            detail: string;
+        };
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
+        AgentDaemonEventsRequest: {
+            events: components["schemas"]["AgentDaemonEventRequest"][];
+        };
+        /**
+         * @description Sent by a node's agent. Fields this API does not know are left out, not refused: in a
+         *     rolling upgrade a newer agent reports to an older API. The known fields are checked.
+         */
         AgentEventRequest: {
             /** Format: date-time */
             at: string;
@@ -1569,6 +1645,26 @@ export interface components {
             detail: string;
             /** @description The current version: read the object again, repeat. */
             version?: number;
+        };
+        /**
+         * @description * `haproxy` - HAProxy
+         *     * `keepalived` - keepalived
+         * @enum {string}
+         */
+        DaemonEnum: "haproxy" | "keepalived";
+        DaemonEvent: {
+            readonly id: number;
+            readonly node: string;
+            readonly daemon: components["schemas"]["DaemonEnum"];
+            /**
+             * Format: date-time
+             * @description When the node found it stopped.
+             */
+            readonly at: string;
+            readonly outcome: components["schemas"]["OutcomeEnum"];
+            readonly detail: string;
+            /** Format: date-time */
+            readonly received_at: string;
         };
         /**
          * @description * `400` - 400
@@ -2442,6 +2538,12 @@ export interface components {
          * @enum {string}
          */
         OnFailureEnum: "remove" | "quiesce";
+        /**
+         * @description * `restarted` - Restarted
+         *     * `restart-failed` - Restart Failed
+         * @enum {string}
+         */
+        OutcomeEnum: "restarted" | "restart-failed";
         Overview: {
             services: components["schemas"]["OverviewService"][];
             nodes: components["schemas"]["OverviewNode"][];
@@ -2557,6 +2659,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Certificate"][];
+        };
+        PaginatedDaemonEventList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["DaemonEvent"][];
         };
         PaginatedHaEventList: {
             /** @example 123 */
@@ -3879,6 +3996,33 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    agent_daemon_events_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentDaemonEventsRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
     agent_desired_retrieve: {
         parameters: {
             query?: {
@@ -4676,6 +4820,63 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    daemon_events_list: {
+        parameters: {
+            query?: {
+                /** @description only this daemon's events (haproxy, keepalived) */
+                daemon?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description only this node's events (its name) */
+                node?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDaemonEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    daemon_events_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this daemon event. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaemonEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     ha_events_list: {

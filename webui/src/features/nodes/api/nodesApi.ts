@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult, Replication, Switchover } from '../types';
+import type { DaemonEvent, HaGroupChoice, IpvsSync, IpvsSyncRequest, JoinCode, JoinCodeCreated, NewestRevision, Node, NodeCreated, NodeStandbyResult, Replication, Switchover } from '../types';
 
 export function listNodes(): Promise<Node[]> {
   return listAll((limit, offset) => unwrap(api.GET('/api/v1/nodes/', { params: { query: { limit, offset } } })));
@@ -77,4 +77,11 @@ export function getReplication(): Promise<Replication> {
  */
 export function switchOver(): Promise<Switchover> {
   return unwrap(api.POST('/api/v1/cluster/switchover/'));
+}
+
+export const DAEMON_EVENTS_SHOWN = 20;
+
+/** The newest daemon restarts on every node (one page). */
+export async function listDaemonEvents(): Promise<{ count: number; results: DaemonEvent[] }> {
+  return unwrap(api.GET('/api/v1/daemon-events/', { params: { query: { limit: DAEMON_EVENTS_SHOWN, offset: 0 } } }));
 }

@@ -31,6 +31,29 @@ describe('NodesPage', () => {
     mockNewest(null);
     mockApi('GET', '/api/v1/join-codes/', { status: 200, body: page([]) });
     mockApi('GET', '/api/v1/cluster/replication/', { status: 200, body: SINGLE });
+    mockApi('GET', '/api/v1/daemon-events/', { status: 200, body: page([]) });
+  });
+
+  it('lists the daemons the agents found stopped and started again, or could not', async () => {
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([haNode(1, 'lb1', 3)]) });
+    const restarted = { id: 2, node: 'lb1', daemon: 'haproxy', at, outcome: 'restarted', detail: 'it had stopped; started it again from the live configuration (revision 3)', received_at: at };
+    const failed = { ...restarted, id: 1, daemon: 'keepalived', outcome: 'restart-failed', detail: 'keepalived: cannot bind' };
+    mockApi('GET', '/api/v1/daemon-events/', { status: 200, body: page([restarted, failed]) });
+    renderWithProviders(<NodesPage />);
+    const panel = await screen.findByRole('region', { name: 'Daemon restarts' });
+    const table = await within(panel).findByRole('table', { name: 'Daemon restarts, newest first' });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows.map((row) => row.textContent)).toEqual([
+      expect.stringMatching(/lb1HAProxyrestartedit had stopped; started it again from the live configuration \(revision 3\)$/),
+      expect.stringMatching(/lb1keepalivedcould not restartkeepalived: cannot bind$/),
+    ]);
+  });
+
+  it('says when no daemon has stopped', async () => {
+    mockApi('GET', '/api/v1/nodes/', { status: 200, body: page([]) });
+    renderWithProviders(<NodesPage />);
+    const panel = await screen.findByRole('region', { name: 'Daemon restarts' });
+    expect(await within(panel).findByText('No daemon has stopped on any node.')).toBeInTheDocument();
   });
 
   it('shows how the cluster database replicates: synchronous with a standby, degraded without', async () => {

@@ -5,6 +5,7 @@ import { errorMessage } from '@/lib/api';
 import { formatDateTime } from '@/lib/format';
 import { useCreateNode, useDeleteNode, useNewestRevision, useNodes } from '../hooks/useNodes';
 import { describeConfigSync, type NewestRevision, type Node, type NodeCreated } from '../types';
+import { DaemonEventsPanel } from './DaemonEventsPanel';
 import { IpvsSyncPanel } from './IpvsSyncPanel';
 import { JoinCodePanel } from './JoinCodePanel';
 import { NodeAddressForm } from './NodeAddressForm';
@@ -135,6 +136,7 @@ export function NodesPage() {
             </>
           ) : null}
         </Panel>
+        <DaemonEventsPanel />
         <ReplicationPanel canSwitchOver={can.canEdit} />
         <IpvsSyncPanel canEdit={can.canEdit} />
       </div>

@@ -7,6 +7,7 @@ import {
   getIpvsSync,
   getNewestRevision,
   getReplication,
+  listDaemonEvents,
   listHaGroupChoices,
   listJoinCodes,
   listNodes,
@@ -22,6 +23,11 @@ const REFRESH_MS = 10_000;
 /** Nodes, refreshed now and then so "last seen" and their status reports stay current. */
 export function useNodes() {
   return useQuery({ queryKey: queryKeys.nodes, queryFn: listNodes, refetchInterval: REFRESH_MS });
+}
+
+/** The newest daemon restarts, refreshed with the nodes. */
+export function useDaemonEvents() {
+  return useQuery({ queryKey: queryKeys.daemonEvents, queryFn: listDaemonEvents, refetchInterval: REFRESH_MS });
 }
 
 /** The newest revision, refreshed with the nodes, to tell which nodes are behind. */

@@ -15,6 +15,8 @@ export type JoinCodeCreated = Schemas['JoinCodeCreated'];
 export type Replication = Schemas['Replication'];
 export type Standby = Schemas['Standby'];
 export type Switchover = Schemas['Switchover'];
+/** HAProxy or keepalived found stopped by a node's agent, and started again (or not). */
+export type DaemonEvent = Schemas['DaemonEvent'];
 /** What the Nodes page needs of the newest revision: its number and whether every node runs it. */
 export type NewestRevision = Pick<Schemas['Revision'], 'number' | 'live'>;
 /** An HA group as the IPVS sync settings offer it. */

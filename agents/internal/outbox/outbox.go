@@ -1,4 +1,7 @@
-package ha
+// Package outbox queues what the agent reports to the API (VRRP state
+// changes, daemon restarts) and sends it in order, in batches, retrying while
+// the API is down.
+package outbox
 
 import (
 	"context"
@@ -14,28 +17,24 @@ import (
 
 // Outbox defaults.
 const (
-	// DefaultOutboxSize is how many events wait for the API at most; the
-	// oldest go first when more come.
-	DefaultOutboxSize = 1000
+	// DefaultSize is how many events wait for the API at most; the oldest
+	// go first when more come.
+	DefaultSize = 1000
 	// DefaultRetryMin and DefaultRetryMax bound the delay between two
 	// attempts while the API does not take the events.
 	DefaultRetryMin = time.Second
 	DefaultRetryMax = 30 * time.Second
 )
 
-// EventSender sends events; client.Client implements it.
-type EventSender interface {
-	// SendEvents sends at most client.MaxEventsPerCall events.
-	SendEvents(ctx context.Context, events []client.Event) error
-}
-
 // Outbox queues events for the API and sends them in order, in batches,
 // retrying with a capped exponential backoff while the API is down, so
 // that a short outage loses none. It is safe for concurrent use.
-type Outbox struct {
-	// Sender talks to the API.
-	Sender EventSender
-	// Size bounds the queue; zero means DefaultOutboxSize.
+type Outbox[E any] struct {
+	// What names the events in the log ("ha events").
+	What string
+	// Send sends at most client.MaxEventsPerCall events to the API.
+	Send func(ctx context.Context, events []E) error
+	// Size bounds the queue; zero means DefaultSize.
 	Size int
 	// RetryMin and RetryMax bound the backoff; zero means the defaults.
 	RetryMin, RetryMax time.Duration
@@ -46,34 +45,34 @@ type Outbox struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 
 	mu      sync.Mutex
-	queue   []queued
+	queue   []queued[E]
 	seq     uint64 // of the last event queued
 	dropped int    // events dropped since last logged
 	wake    chan struct{}
 }
 
 // queued is an event and its place in the order of Add.
-type queued struct {
+type queued[E any] struct {
 	seq   uint64
-	event client.Event
+	event E
 }
 
 // Add queues events, dropping the oldest queued ones beyond Size.
-func (o *Outbox) Add(events ...client.Event) {
+func (o *Outbox[E]) Add(events ...E) {
 	if len(events) == 0 {
 		return
 	}
 	o.mu.Lock()
 	for _, e := range events {
 		o.seq++
-		o.queue = append(o.queue, queued{o.seq, e})
+		o.queue = append(o.queue, queued[E]{o.seq, e})
 	}
 	size := o.Size
 	if size <= 0 {
-		size = DefaultOutboxSize
+		size = DefaultSize
 	}
 	if over := len(o.queue) - size; over > 0 {
-		o.queue = append([]queued(nil), o.queue[over:]...)
+		o.queue = append([]queued[E](nil), o.queue[over:]...)
 		o.dropped += over
 	}
 	o.mu.Unlock()
@@ -84,19 +83,19 @@ func (o *Outbox) Add(events ...client.Event) {
 }
 
 // Pending returns how many events wait to be sent.
-func (o *Outbox) Pending() int {
+func (o *Outbox[E]) Pending() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.queue)
 }
 
 // Run sends queued events as they come until ctx ends.
-func (o *Outbox) Run(ctx context.Context) {
+func (o *Outbox[E]) Run(ctx context.Context) {
 	delay := time.Duration(0)
 	for {
 		if err := o.Flush(ctx); err != nil {
 			delay = o.nextDelay(delay)
-			o.logger().Warn("ha events: the api did not take them; retrying", "err", err, "pending", o.Pending(), "retry_in", delay)
+			o.logger().Warn(o.What+": the api did not take them; retrying", "err", err, "pending", o.Pending(), "retry_in", delay)
 			if o.sleep(ctx, delay) != nil {
 				return
 			}
@@ -115,19 +114,19 @@ func (o *Outbox) Run(ctx context.Context) {
 // call, and returns the first error that left some queued. A batch the API
 // refuses as invalid (HTTP 4xx other than 401, 408, 429) is dropped: it
 // would never be taken.
-func (o *Outbox) Flush(ctx context.Context) error {
+func (o *Outbox[E]) Flush(ctx context.Context) error {
 	o.noteDropped()
 	for {
 		batch, last := o.head()
 		if len(batch) == 0 {
 			return nil
 		}
-		err := o.Sender.SendEvents(ctx, batch)
+		err := o.Send(ctx, batch)
 		if err != nil && !refused(err) {
 			return err
 		}
 		if err != nil {
-			o.logger().Error("ha events: the api refused a batch; dropping it", "err", err, "events", len(batch))
+			o.logger().Error(o.What+": the api refused a batch; dropping it", "err", err, "events", len(batch))
 		}
 		o.pop(last)
 	}
@@ -149,14 +148,14 @@ func refused(err error) bool {
 
 // head returns the oldest events, as many as one call takes, and the
 // sequence number of the last of them.
-func (o *Outbox) head() ([]client.Event, uint64) {
+func (o *Outbox[E]) head() ([]E, uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := min(len(o.queue), client.MaxEventsPerCall)
 	if n == 0 {
 		return nil, 0
 	}
-	batch := make([]client.Event, n)
+	batch := make([]E, n)
 	for i, q := range o.queue[:n] {
 		batch[i] = q.event
 	}
@@ -165,7 +164,7 @@ func (o *Outbox) head() ([]client.Event, uint64) {
 
 // pop removes the events sent, up to sequence number last; Add may have
 // dropped some of them meanwhile.
-func (o *Outbox) pop(last uint64) {
+func (o *Outbox[E]) pop(last uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i := 0
@@ -176,17 +175,17 @@ func (o *Outbox) pop(last uint64) {
 }
 
 // noteDropped logs the events lost to a full queue since it last did.
-func (o *Outbox) noteDropped() {
+func (o *Outbox[E]) noteDropped() {
 	o.mu.Lock()
 	dropped := o.dropped
 	o.dropped = 0
 	o.mu.Unlock()
 	if dropped > 0 {
-		o.logger().Warn("ha events: queue full while the api was down; the oldest were dropped", "dropped", dropped)
+		o.logger().Warn(o.What+": queue full while the api was down; the oldest were dropped", "dropped", dropped)
 	}
 }
 
-func (o *Outbox) wakeChan() chan struct{} {
+func (o *Outbox[E]) wakeChan() chan struct{} {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.wake == nil {
@@ -195,7 +194,7 @@ func (o *Outbox) wakeChan() chan struct{} {
 	return o.wake
 }
 
-func (o *Outbox) nextDelay(prev time.Duration) time.Duration {
+func (o *Outbox[E]) nextDelay(prev time.Duration) time.Duration {
 	lo, hi := o.RetryMin, o.RetryMax
 	if lo <= 0 {
 		lo = DefaultRetryMin
@@ -206,14 +205,14 @@ func (o *Outbox) nextDelay(prev time.Duration) time.Duration {
 	return min(max(2*prev, lo), hi)
 }
 
-func (o *Outbox) sleep(ctx context.Context, d time.Duration) error {
+func (o *Outbox[E]) sleep(ctx context.Context, d time.Duration) error {
 	if o.Sleep != nil {
 		return o.Sleep(ctx, d)
 	}
 	return clock.Sleep(ctx, d)
 }
 
-func (o *Outbox) logger() *slog.Logger {
+func (o *Outbox[E]) logger() *slog.Logger {
 	if o.Logger != nil {
 		return o.Logger
 	}

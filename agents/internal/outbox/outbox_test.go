@@ -1,4 +1,4 @@
-package ha
+package outbox
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type fakeAPI struct {
 	taken []client.Event
 }
 
-func (f *fakeAPI) SendEvents(_ context.Context, events []client.Event) error {
+func (f *fakeAPI) send(_ context.Context, events []client.Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, events)
@@ -60,7 +60,7 @@ func numbered(first, n int) []client.Event {
 
 func TestOutboxFlush(t *testing.T) {
 	api := &fakeAPI{}
-	o := &Outbox{Sender: api, Logger: slog.New(slog.DiscardHandler)}
+	o := &Outbox[client.Event]{Send: api.send, Logger: slog.New(slog.DiscardHandler)}
 	o.Add(numbered(0, 250)...)
 	if err := o.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestOutboxFlush(t *testing.T) {
 // is down; the queue keeps the newest Size; a refused batch is dropped.
 func TestOutboxKeepsEventsWhileAPIDown(t *testing.T) {
 	api := &fakeAPI{fail: errors.New("connection refused")}
-	o := &Outbox{Sender: api, Size: 300, Logger: slog.New(slog.DiscardHandler)}
+	o := &Outbox[client.Event]{Send: api.send, Size: 300, Logger: slog.New(slog.DiscardHandler)}
 	o.Add(numbered(0, 200)...)
 	if err := o.Flush(context.Background()); err == nil {
 		t.Fatal("Flush with the API down: nil error")
@@ -106,7 +106,7 @@ func TestOutboxKeepsEventsWhileAPIDown(t *testing.T) {
 	}
 
 	api = &fakeAPI{fail: &client.StatusError{Op: "events", Status: http.StatusBadRequest, Body: "bad state"}}
-	o = &Outbox{Sender: api, Logger: slog.New(slog.DiscardHandler)}
+	o = &Outbox[client.Event]{Send: api.send, Logger: slog.New(slog.DiscardHandler)}
 	o.Add(numbered(0, 3)...)
 	if err := o.Flush(context.Background()); err != nil || o.Pending() != 0 {
 		t.Errorf("a refused batch: %v, %d pending; want it dropped", err, o.Pending())
@@ -121,8 +121,8 @@ func TestOutboxRun(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var sleeps []time.Duration
-	o := &Outbox{
-		Sender: api, RetryMin: time.Second, RetryMax: 4 * time.Second, Logger: slog.New(slog.DiscardHandler),
+	o := &Outbox[client.Event]{
+		Send: api.send, RetryMin: time.Second, RetryMax: 4 * time.Second, Logger: slog.New(slog.DiscardHandler),
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			sleeps = append(sleeps, d)
