@@ -66,6 +66,26 @@ def _shared_cookies(service, snap):
     ]
 
 
+def _vip_off_the_nodes(service, nodes):
+    """A VIP on none of a node's networks: clients on a segment find it by ARP (or neighbour
+    discovery) only on the node's own subnets, so it is reached only if a router sends it to
+    the node. Nodes that reported no networks yet are left out."""
+    vip = ipaddress.ip_address(service.vip)
+    if vip.is_unspecified:
+        return []
+    off = [
+        node
+        for node, report in sorted(nodes.items())
+        if (nets := _networks(report.get("networks") or [])) and not _on(vip, nets)
+    ]
+    if not off:
+        return []
+    return [
+        f"VIP {vip} is on no network of node{'s' if len(off) > 1 else ''} {', '.join(off)}: clients reach it there "
+        "only if a router sends it to the node (a route, or BGP); otherwise use an address of the node's subnets."
+    ]
+
+
 def service_warnings(snap, nodes):
     """{service name: [message]} for ``snap``; ``nodes`` maps node name to
     ``{"networks": ["10.0.0.1/24", ...], "ipvs": [{"name", "scheduler_wanted", "scheduler_in_force", "message"}]}``."""
@@ -78,6 +98,7 @@ def service_warnings(snap, nodes):
                 "(add it to a group's VIPs, or the node must own it another way)."
             )
         warnings[service.name] += _shared_cookies(service, snap)
+        warnings[service.name] += _vip_off_the_nodes(service, nodes)
         pool = snap.pool(service.default_pool)
         if not service.ipvs or pool is None:
             continue

@@ -44,4 +44,7 @@ def test_nat_members_off_the_balancers_networks_are_warned_about(stack, lab):
     )
     warnings = "\n".join(stack.api.get(f"/api/v1/virtual-services/{service['id']}/").json()["warnings"])
     assert "member l4/far (192.0.2.10) is on no network of node" in warnings
+    # The lab routes its VIP range to the balancer (a local route), as an upstream router would:
+    # no interface of the node is on it, and the operator is told what that takes.
+    assert f"VIP {lab.vip(40)} is on no network of node" in warnings
     assert "near" not in warnings

@@ -328,6 +328,26 @@ class HaRevisionTest(APITestCase):
         self.assertEqual(warnings["www"], [])
         self.assertIn("VIP 10.0.0.99 is in no HA group", warnings["stuck"][0])
 
+    def test_a_vip_on_no_network_of_a_node_is_flagged(self):
+        def warnings():
+            return self.client.get("/api/v1/virtual-services/").data["results"][0]["warnings"]
+
+        self.assertEqual(warnings(), [])  # no node reported its networks yet: nothing to judge
+        for agent, networks in ((self.agent1, ["10.0.0.3/24"]), (self.agent2, ["10.0.1.4/24", "fd00::4/64"])):
+            self.assertEqual(
+                agent.post("/api/v1/agent/status/", {"networks": networks}, format="json").status_code, 204
+            )
+        self.assertEqual(len(warnings()), 1)
+        self.assertIn(
+            "VIP 10.0.0.10 is on no network of node lb2: clients reach it there only if a router", warnings()[0]
+        )
+        # lb2 holds it as an address (a /32 is a network of its own): on it.
+        body = {"networks": ["10.0.1.4/24", "10.0.0.10/32"]}
+        self.assertEqual(self.agent2.post("/api/v1/agent/status/", body, format="json").status_code, 204)
+        self.assertEqual(warnings(), [])
+        VirtualService.objects.update(vip="0.0.0.0")  # every address of the node
+        self.assertEqual([w.split(":")[0] for w in warnings()], ["VIP 0.0.0.0 is in no HA group"])
+
 
 class StandbyRetryTest(APITestCase):
     """A standby publish that collides with the node's own status report is retried."""
