@@ -63,6 +63,7 @@ class Member:
     slowstart_ms: int = 0  # ramp weight up over this time after coming back
     min_connections: int = 0  # layer 4: back in rotation below this after max_connections; 0 = off
     forwarding: str = ""  # layer 4: nat | direct-routing | tunnel; "" = the service's method
+    loopback: bool = False  # a service on each node itself: a loopback address is allowed
 
 
 @dataclass(frozen=True)

@@ -82,14 +82,26 @@ def _unusable(address):
     )
 
 
-def _member_address(value, path):
+def _member_address(value, loopback, path):
     """A member HAProxy and IPVS can connect to; the unspecified address would reach the node
-    itself (HAProxy connecting to its own listeners)."""
+    itself (HAProxy connecting to its own listeners). A loopback address reaches a service on
+    each node itself: only when the member says so (``loopback``), as a typo for a real
+    server's address would otherwise send its traffic to whatever listens on the node."""
     if problems := _address(value, path):
         return problems
     address = ipaddress.ip_address(value)
     why = _unusable(address) or (address.is_unspecified and "the unspecified address, which reaches the node itself")
-    return [(path, f"{value!r} is {why}: it cannot be a member")] if why else []
+    if why:
+        return [(path, f"{value!r} is {why}: it cannot be a member")]
+    if address.is_loopback and not loopback:
+        return [
+            (path, f"{value!r} is a loopback address, which reaches each node itself: set loopback if it is meant to")
+        ]
+    if loopback and not address.is_loopback:
+        return [
+            (path.rsplit("/", 1)[0] + "/loopback", f"set, but {value} is not a loopback address (127.0.0.0/8, ::1)")
+        ]
+    return []
 
 
 def _vip(value, path):
@@ -124,7 +136,7 @@ def _verify_pool(pool):
     for member in pool.members:
         mpath = f"{path}/members/{member.name}"
         problems += _name(member.name, f"{mpath}/name")
-        problems += _member_address(member.address, f"{mpath}/address")
+        problems += _member_address(member.address, member.loopback, f"{mpath}/address")
         problems += _within(member.port, rules.PORT_MIN, rules.PORT_MAX, f"{mpath}/port")
         problems += _within(member.weight, rules.WEIGHT_MIN, rules.WEIGHT_MAX, f"{mpath}/weight")
         problems += _one_of(member.state, rules.MEMBER_STATES, f"{mpath}/state")

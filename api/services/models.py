@@ -146,6 +146,11 @@ class Member(models.Model):
         blank=True,
         help_text="Layer 4: this member's IPVS forwarding method, if not the service's.",
     )
+    loopback = models.BooleanField(
+        default=False,
+        help_text="The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); "
+        "a loopback address is refused without it.",
+    )
 
     version = version_field()
 

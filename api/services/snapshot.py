@@ -47,6 +47,7 @@ MEMBER_FIELDS = (
     "slowstart_ms",
     "min_connections",
     "forwarding",
+    "loopback",
 )
 POOL_FIELDS = (
     "name",

@@ -2,6 +2,8 @@
 health checks by content and by ping, sorry server, maintenance page, compression,
 request-body limits, and header and source-address persistence."""
 
+import subprocess
+
 import pytest
 
 from tests.netns.test_layer7 import curl, prefix
@@ -139,3 +141,30 @@ def test_cookie_prefix_rides_on_the_application_cookie(pools, lab):
     cookie = headers["set-cookie"].split(";")[0]
     assert cookie.startswith(f"JSESSIONID={server}~{server}-")  # HAProxy prefixed the server's own value
     assert {curl(lab, "-H", f"Cookie: {cookie}", f"{url}/")[1] for _ in range(10)} == {server}
+
+
+LOCAL_VIP = "10.77.100.33"
+
+
+def test_a_loopback_member_is_a_service_on_the_node_only_when_it_says_so(stack, lab, tmp_path):
+    """127.0.0.1 as a member reaches whatever listens on each node itself: refused unless the
+    member says it is meant (issue 20), then served through the VIP like any other."""
+    (tmp_path / "index.html").write_text("on-the-node\n")
+    server = subprocess.Popen(
+        [*lab.lb_exec_prefix, "python3", "-m", "http.server", "8099", "--bind", "127.0.0.1", "--directory", tmp_path],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        pool = stack.api.create("/api/v1/pools/", name="on-the-node")
+        member = {"pool": pool["id"], "name": "local", "address": "127.0.0.1", "port": 8099}
+        refused = stack.api.post("/api/v1/members/", json=member)
+        assert refused.status_code == 400 and "set loopback if it is meant to" in refused.text, refused.text
+        stack.api.create("/api/v1/members/", **member, loopback=True)
+        stack.api.create(
+            "/api/v1/virtual-services/", name="on-the-node", vip=LOCAL_VIP, port=80, default_pool=pool["id"]
+        )
+        assert stack.apply("a service on the node")["nodes"][0]["state"] == "applied"
+        wait_for(lambda: curl(lab, f"http://{LOCAL_VIP}/")[1] == "on-the-node", 10)
+    finally:
+        server.kill()
+        server.wait()

@@ -211,6 +211,7 @@ def test_haproxy_killed_is_started_again_at_once(service, stack, lab, victim):
     new_master = int((stack.state_dir / "run" / "haproxy.pid").read_text().split()[0])
     assert new_master != master
     assert "supervise: a daemon had stopped; started it again" in stack.log("agent")
+
     # The operator sees it: one event, from this node, naming the revision it came back with.
     def new_events():
         return [e for e in stack.api.get("/api/v1/daemon-events/").json()["results"] if e["id"] not in seen]

@@ -2389,6 +2389,9 @@ type Member struct {
 	// Live dynamic-least-load pools: the member's load, connections and weight in force on each node, as the node agents last reported them.
 	Live *[]MemberLive `json:"live,omitempty"`
 
+	// Loopback The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it.
+	Loopback *bool `json:"loopback,omitempty"`
+
 	// MaxConnections Concurrent connections; beyond it requests queue. 0 = no limit.
 	MaxConnections *int `json:"max_connections,omitempty"`
 
@@ -2505,6 +2508,9 @@ type MemberRequest struct {
 	// * `direct-routing` - Direct-routing
 	// * `tunnel` - Tunnel
 	Forwarding *MemberRequest_Forwarding `json:"forwarding,omitempty"`
+
+	// Loopback The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it.
+	Loopback *bool `json:"loopback,omitempty"`
 
 	// MaxConnections Concurrent connections; beyond it requests queue. 0 = no limit.
 	MaxConnections *int `json:"max_connections,omitempty"`
@@ -3297,6 +3303,9 @@ type PatchedMemberRequest struct {
 	// * `direct-routing` - Direct-routing
 	// * `tunnel` - Tunnel
 	Forwarding *PatchedMemberRequest_Forwarding `json:"forwarding,omitempty"`
+
+	// Loopback The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it.
+	Loopback *bool `json:"loopback,omitempty"`
 
 	// MaxConnections Concurrent connections; beyond it requests queue. 0 = no limit.
 	MaxConnections *int `json:"max_connections,omitempty"`

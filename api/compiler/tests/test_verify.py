@@ -66,8 +66,15 @@ def test_good_snapshot_verifies():
                 ("ff02::1", "multicast"),
                 ("255.255.255.255", "broadcast"),
                 ("fe80::1%eth0", "scoped"),
+                ("127.0.0.1", "a loopback address, which reaches each node itself: set loopback"),
+                ("::1", "a loopback address"),
             ]
         ],
+        (
+            lambda d: d["pools"][0]["members"][0].update(loopback=True),
+            "pools/web/members/s1/loopback",
+            "is not a loopback address",
+        ),
         *[
             (lambda d, a=address: d["virtual_services"][0].update(vip=a), "virtual-services/web/vip", why)
             for address, why in [
@@ -102,6 +109,18 @@ def test_bad_input_names_its_path(change, path, fragment):
     problems = _problems(_with(change))
     assert path in problems, problems
     assert fragment in problems[path]
+
+
+def test_a_loopback_member_is_allowed_when_it_says_so():
+    for address in ("127.0.0.1", "127.8.0.2", "::1"):
+        assert (
+            verify(
+                snapshot_from_dict(
+                    _with(lambda d, a=address: d["pools"][0]["members"][0].update(address=a, loopback=True))
+                )
+            )
+            is None
+        )
 
 
 def test_listener_clash_including_wildcard():

@@ -2207,6 +2207,8 @@ export interface components {
              *     * `tunnel` - Tunnel
              */
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it. */
+            loopback?: boolean;
             /** @description dynamic-least-load pools: the member's load, connections and weight in force on each node, as the node agents last reported them. */
             readonly live: components["schemas"]["MemberLive"][];
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
@@ -2304,6 +2306,8 @@ export interface components {
              *     * `tunnel` - Tunnel
              */
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it. */
+            loopback?: boolean;
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
         };
@@ -2997,6 +3001,8 @@ export interface components {
              *     * `tunnel` - Tunnel
              */
             forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it. */
+            loopback?: boolean;
             /** @description Raised by one on every change. Send it back (or If-Match) to change the object only if nobody else has changed it since; 409 otherwise. */
             version?: number;
         };

@@ -37,9 +37,22 @@ describe('MemberForm', () => {
     await user.click(screen.getByRole('button', { name: 'Add member' }));
     expect(onSubmit).toHaveBeenLastCalledWith({
       name: 's2', address: '10.0.0.2', port: 80, weight: 1, state: 'enabled', backup: false, max_connections: 0, max_queue: 0, slowstart_ms: 0,
-      min_connections: 0, forwarding: '',
+      min_connections: 0, forwarding: '', loopback: false,
     });
     expect(await screen.findByRole('textbox', { name: 'Member name' })).toHaveValue('');
+  });
+
+  it('takes a loopback address only for a member on the node itself', async () => {
+    const onSubmit = vi.fn().mockResolvedValue(undefined);
+    const { user } = renderWithProviders(<MemberForm defaultValues={toMemberForm()} submitLabel="Add member" onSubmit={onSubmit} />);
+    await user.type(screen.getByRole('textbox', { name: 'Member name' }), 'local');
+    await user.type(screen.getByRole('textbox', { name: 'Address' }), '127.0.0.1');
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    expect(screen.getByRole('textbox', { name: 'Address' })).toHaveAccessibleDescription(/reaches each node itself/);
+    expect(onSubmit).not.toHaveBeenCalled();
+    await user.click(screen.getByRole('checkbox', { name: 'On the node' }));
+    await user.click(screen.getByRole('button', { name: 'Add member' }));
+    expect(onSubmit).toHaveBeenLastCalledWith(expect.objectContaining({ address: '127.0.0.1', loopback: true }));
   });
 
   it('offers a layer-4 pool thresholds and a forwarding method instead of a queue and slow start', async () => {

@@ -72,6 +72,7 @@ export function MemberForm({ defaultValues, submitLabel, onSubmit, onCancel, lay
           </>
         )}
         <CheckboxField label="Backup" hint={BACKUP_HINT[layer]} error={errors.backup?.message} {...register('backup')} />
+        <CheckboxField label="On the node" hint="A service on each node itself, at a loopback address." error={errors.loopback?.message} {...register('loopback')} />
       </div>
       {layer === 'proxy' ? null : (
         <div className="form-row">

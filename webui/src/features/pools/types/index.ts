@@ -300,8 +300,14 @@ export const memberFormSchema = z
     slowstart_ms: wholeNumber('slow start', 0, 86_400_000),
     min_connections: memberLimit('lower connection threshold'),
     forwarding: z.enum(['', 'nat', 'direct-routing', 'tunnel']),
+    loopback: z.boolean(),
   })
   .superRefine((member, ctx) => {
+    if (isLoopback(member.address) && !member.loopback) {
+      ctx.addIssue({ code: 'custom', path: ['address'], message: 'A loopback address reaches each node itself: tick "On the node" if it is meant to.' });
+    } else if (member.loopback && !isLoopback(member.address)) {
+      ctx.addIssue({ code: 'custom', path: ['loopback'], message: 'Only for a loopback address (127.0.0.0/8, ::1).' });
+    }
     if (member.min_connections && member.min_connections >= (member.max_connections || 1)) {
       ctx.addIssue({ code: 'custom', path: ['min_connections'], message: 'Needs Max connections above it.' });
     }
@@ -309,7 +315,13 @@ export const memberFormSchema = z
 export type MemberFormValues = z.infer<typeof memberFormSchema>;
 type MemberFormField = keyof MemberFormValues;
 
-const MEMBER_FIELDS = ['name', 'address', 'port', 'weight', 'state', 'backup', 'max_connections'] as const;
+const MEMBER_FIELDS = ['name', 'address', 'port', 'weight', 'state', 'backup', 'loopback', 'max_connections'] as const;
+
+/** 127.0.0.0/8 or ::1 (as the API judges it; it has the last word). */
+export function isLoopback(address: string): boolean {
+  const value = address.trim().toLowerCase();
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(value) || /^(0{0,4}:){2,7}0{0,3}1$/.test(value) || value === '::1';
+}
 
 /** The member fields a pool of this layer shows: IPVS has thresholds and per-member methods, HAProxy queues and slow start. */
 export function memberFormFields(layer: PoolLayer = 'unknown'): MemberFormField[] {
@@ -331,6 +343,7 @@ export function toMemberForm(member?: Member): MemberFormValues {
     slowstart_ms: member?.slowstart_ms ?? 0,
     min_connections: member?.min_connections ?? 0,
     forwarding: member?.forwarding ?? '',
+    loopback: member?.loopback ?? false,
   };
 }
 
