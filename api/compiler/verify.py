@@ -104,7 +104,7 @@ def _member_address(value, loopback, path):
     return []
 
 
-def _vip(value, path):
+def vip_problems(value, path):
     """A VIP the nodes can hold and bind (0.0.0.0 and :: bind every address, as HAProxy's
     ``bind :80``): not IPv4-mapped IPv6 (the IPv4 address is the VIP), nor IPv6 link-local
     (bound only with a zone)."""
@@ -256,7 +256,7 @@ def _digest(value, path):
 def _verify_service(service, snap):
     path = f"virtual-services/{service.name}"
     problems = _name(service.name, f"{path}/name")
-    problems += _vip(service.vip, f"{path}/vip")
+    problems += vip_problems(service.vip, f"{path}/vip")
     problems += _within(service.port, rules.PORT_MIN, rules.PORT_MAX, f"{path}/port")
     problems += _one_of(service.protocol, rules.PROTOCOLS, f"{path}/protocol")
     problems += _one_of(service.forwarding, rules.FORWARDING, f"{path}/forwarding")

@@ -2352,6 +2352,24 @@ type KindEnum string
 // * `haproxy` - haproxy
 type LayerEnum string
 
+// ListenerCheckRequest A new service's name and listener, checked before its pool exists (the console's wizard
+// asks at its listener step): the name is free, the VIP usable, the listener clashes with
+// no saved service. Nothing is saved.
+type ListenerCheckRequest struct {
+	Name string `json:"name"`
+	Port int    `json:"port"`
+
+	// PortEnd Layer 4: last port of a range port..port_end; 0 = the one port.
+	PortEnd *int `json:"port_end,omitempty"`
+
+	// Protocol * `http` - HTTP (layer 7)
+	// * `https` - HTTPS (TLS offload, layer 7)
+	// * `tcp` - TCP (HAProxy TCP proxy, or layer 4 with IPVS forwarding)
+	// * `udp` - UDP (layer 4, IPVS forwarding only)
+	Protocol *ProtocolEnum `json:"protocol,omitempty"`
+	Vip      string        `json:"vip"`
+}
+
 // LoginRequest A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
 type LoginRequest struct {
 	Password string `json:"password"`
@@ -5135,6 +5153,9 @@ type UsersUpdateJSONRequestBody = UserRequest
 // VirtualServicesCreateJSONRequestBody defines body for VirtualServicesCreate for application/json ContentType.
 type VirtualServicesCreateJSONRequestBody = VirtualServiceRequest
 
+// VirtualServicesCheckListenerCreateJSONRequestBody defines body for VirtualServicesCheckListenerCreate for application/json ContentType.
+type VirtualServicesCheckListenerCreateJSONRequestBody = ListenerCheckRequest
+
 // VirtualServicesPartialUpdateJSONRequestBody defines body for VirtualServicesPartialUpdate for application/json ContentType.
 type VirtualServicesPartialUpdateJSONRequestBody = PatchedVirtualServiceRequest
 
@@ -7746,6 +7767,20 @@ type ClientInterface interface {
 	// Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision.
 	VirtualServicesCreate(ctx context.Context, body VirtualServicesCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// VirtualServicesCheckListenerCreateWithBody performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+	// 400 with the field errors creating it would give. Nothing is saved.
+	VirtualServicesCheckListenerCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VirtualServicesCheckListenerCreate performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+	// 400 with the field errors creating it would give. Nothing is saved.
+	VirtualServicesCheckListenerCreate(ctx context.Context, body VirtualServicesCheckListenerCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// VirtualServicesDestroy performs a DELETE /api/v1/virtual-services/{id}/ (the `VirtualServicesDestroy` operationId) request.
 	//
 	// Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision.
@@ -10074,6 +10109,40 @@ func (c *Client) VirtualServicesCreateWithBody(ctx context.Context, contentType 
 // Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision.
 func (c *Client) VirtualServicesCreate(ctx context.Context, body VirtualServicesCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewVirtualServicesCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VirtualServicesCheckListenerCreateWithBody performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+// 400 with the field errors creating it would give. Nothing is saved.
+func (c *Client) VirtualServicesCheckListenerCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVirtualServicesCheckListenerCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VirtualServicesCheckListenerCreate performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+// 400 with the field errors creating it would give. Nothing is saved.
+func (c *Client) VirtualServicesCheckListenerCreate(ctx context.Context, body VirtualServicesCheckListenerCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVirtualServicesCheckListenerCreateRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15328,6 +15397,46 @@ func NewVirtualServicesCreateRequestWithBody(server string, contentType string, 
 	return req, nil
 }
 
+// NewVirtualServicesCheckListenerCreateRequest calls the generic VirtualServicesCheckListenerCreate builder with application/json body
+func NewVirtualServicesCheckListenerCreateRequest(server string, body VirtualServicesCheckListenerCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVirtualServicesCheckListenerCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewVirtualServicesCheckListenerCreateRequestWithBody constructs an http.Request for the VirtualServicesCheckListenerCreate method, with any body, and a specified content type
+func NewVirtualServicesCheckListenerCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/virtual-services/check-listener/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewVirtualServicesDestroyRequest constructs an http.Request for the VirtualServicesDestroy method
 func NewVirtualServicesDestroyRequest(server string, id int, params *VirtualServicesDestroyParams) (*http.Request, error) {
 	var err error
@@ -16661,6 +16770,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Virtual services: a VIP and port, layer 7 (HAProxy) or layer 4 (IPVS). Applied with the next revision.
 	VirtualServicesCreateWithResponse(ctx context.Context, body VirtualServicesCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VirtualServicesCreateResponse, error)
+
+	// VirtualServicesCheckListenerCreateWithBodyWithResponse performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+	// 400 with the field errors creating it would give. Nothing is saved.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	VirtualServicesCheckListenerCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VirtualServicesCheckListenerCreateResponse, error)
+
+	// VirtualServicesCheckListenerCreateWithResponse performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+	// 400 with the field errors creating it would give. Nothing is saved.
+	VirtualServicesCheckListenerCreateWithResponse(ctx context.Context, body VirtualServicesCheckListenerCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VirtualServicesCheckListenerCreateResponse, error)
 
 	// VirtualServicesDestroyWithResponse performs a DELETE /api/v1/virtual-services/{id}/ (the `VirtualServicesDestroy` operationId) request.
 	//
@@ -23913,6 +24038,75 @@ func (r VirtualServicesCreateResponse) ContentType() string {
 	return ""
 }
 
+type VirtualServicesCheckListenerCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VirtualServicesCheckListenerCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VirtualServicesCheckListenerCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VirtualServicesCheckListenerCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r VirtualServicesCheckListenerCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r VirtualServicesCheckListenerCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r VirtualServicesCheckListenerCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VirtualServicesCheckListenerCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VirtualServicesCheckListenerCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VirtualServicesCheckListenerCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type VirtualServicesDestroyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26164,6 +26358,34 @@ func (c *ClientWithResponses) VirtualServicesCreateWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseVirtualServicesCreateResponse(rsp)
+}
+
+// VirtualServicesCheckListenerCreateWithBodyWithResponse performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+// 400 with the field errors creating it would give. Nothing is saved.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) VirtualServicesCheckListenerCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VirtualServicesCheckListenerCreateResponse, error) {
+	rsp, err := c.VirtualServicesCheckListenerCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVirtualServicesCheckListenerCreateResponse(rsp)
+}
+
+// VirtualServicesCheckListenerCreateWithResponse performs a POST /api/v1/virtual-services/check-listener/ (the `VirtualServicesCheckListenerCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+// 400 with the field errors creating it would give. Nothing is saved.
+func (c *ClientWithResponses) VirtualServicesCheckListenerCreateWithResponse(ctx context.Context, body VirtualServicesCheckListenerCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*VirtualServicesCheckListenerCreateResponse, error) {
+	rsp, err := c.VirtualServicesCheckListenerCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVirtualServicesCheckListenerCreateResponse(rsp)
 }
 
 // VirtualServicesDestroyWithResponse performs a DELETE /api/v1/virtual-services/{id}/ (the `VirtualServicesDestroy` operationId) request.
@@ -31965,6 +32187,63 @@ func ParseVirtualServicesCreateResponse(rsp *http.Response) (*VirtualServicesCre
 			return nil, err
 		}
 		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVirtualServicesCheckListenerCreateResponse parses an HTTP response from a VirtualServicesCheckListenerCreateWithResponse call
+func ParseVirtualServicesCheckListenerCreateResponse(rsp *http.Response) (*VirtualServicesCheckListenerCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VirtualServicesCheckListenerCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest

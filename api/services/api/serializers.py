@@ -13,6 +13,7 @@ from rest_framework import serializers
 from compiler import VerifyError, rules, snapshot_from_dict, verify
 from compiler.advice import service_warnings
 from compiler.verify import listeners_clash, transport
+from compiler.verify import vip_problems as verify_vip
 from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from services import snapshot
@@ -446,14 +447,7 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
         return attrs
 
     def _refuse_listener_clash(self, service):
-        others = VirtualService.objects.only("name", "vip", "port", "port_end", "protocol")
-        if self.instance is not None:
-            others = others.exclude(pk=self.instance.pk)
-        for other in others:
-            if listeners_clash(service, other):
-                raise serializers.ValidationError(
-                    {"vip": [f"{_listener(service)} clashes with virtual service {other.name} ({_listener(other)})."]}
-                )
+        refuse_listener_clash(service, self.instance)
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_warnings(self, instance):
@@ -461,6 +455,40 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
         if advice is None:  # once per request: a list shares one context
             advice = self.context["_advice"] = service_advice()
         return advice.get(instance.name, [])
+
+
+def refuse_listener_clash(service, instance=None):
+    """A field error on ``vip`` when ``service`` would take the packets of a saved service
+    (other than ``instance``, the one being changed)."""
+    others = VirtualService.objects.only("name", "vip", "port", "port_end", "protocol")
+    if instance is not None:
+        others = others.exclude(pk=instance.pk)
+    for other in others:
+        if listeners_clash(service, other):
+            raise serializers.ValidationError(
+                {"vip": [f"{_listener(service)} clashes with virtual service {other.name} ({_listener(other)})."]}
+            )
+
+
+class ListenerCheckSerializer(StrictModelSerializer):
+    """A new service's name and listener, checked before its pool exists (the console's wizard
+    asks at its listener step): the name is free, the VIP usable, the listener clashes with
+    no saved service. Nothing is saved."""
+
+    class Meta:
+        model = VirtualService
+        fields = ["name", "vip", "port", "port_end", "protocol"]
+        validators = []  # the listener clash is checked in validate(), on the vip field
+
+    def validate(self, attrs):
+        service = VirtualService(**attrs)
+        problems = [message for _path, message in verify_vip(str(service.vip), "vip")]
+        if problems:
+            raise serializers.ValidationError({"vip": problems})
+        if service.port_end and service.port_end < service.port:
+            raise serializers.ValidationError({"port_end": [f"must be at least the port, {service.port}."]})
+        refuse_listener_clash(service)
+        return attrs
 
 
 def _listener(service):

@@ -21,6 +21,14 @@ class VirtualServiceViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     queryset = VirtualService.objects.select_related("default_pool").prefetch_related("sni_certificates")
     serializer_class = serializers.VirtualServiceSerializer
 
+    @extend_schema(request=serializers.ListenerCheckSerializer, responses={204: None})
+    @action(detail=False, methods=["post"], url_path="check-listener")
+    def check_listener(self, request):
+        """Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+        400 with the field errors creating it would give. Nothing is saved."""
+        serializers.ListenerCheckSerializer(data=request.data).is_valid(raise_exception=True)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class PoolViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """Pools: the members a service balances over, with algorithm and persistence. Applied with the next revision."""

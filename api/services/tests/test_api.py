@@ -209,6 +209,31 @@ class VirtualServiceTest(APIViewTests, APITestCase):
         other.refresh_from_db()
         self.assertEqual(other.vip, "10.0.0.5")
 
+    def test_a_listener_is_checked_before_the_service_exists(self):
+        """The wizard asks at its listener step, before it makes a pool: the same field errors
+        creating the service would give, and nothing saved."""
+        self.create_objects()  # web on 10.0.0.1:80
+        check = f"{self.url}check-listener/"
+        services = VirtualService.objects.count()
+
+        def refused(body):
+            answer = self.client.post(check, body, format="json")
+            self.assertEqual(answer.status_code, 400, body)
+            return {field: " ".join(map(str, errors)) for field, errors in answer.data.items()}
+
+        free = {"name": "new", "vip": "10.0.0.2", "port": 80}
+        self.assertEqual(self.client.post(check, free, format="json").status_code, 204)
+        self.assertIn(
+            "clashes with virtual service web", refused({"name": "new", "vip": "10.0.0.1", "port": 80})["vip"]
+        )
+        self.assertIn("clashes with virtual service web", refused({"name": "new", "vip": "0.0.0.0", "port": 80})["vip"])
+        ok = {"name": "new", "vip": "10.0.0.1", "port": 53, "protocol": "udp"}
+        self.assertEqual(self.client.post(check, ok, format="json").status_code, 204)
+        self.assertIn("already exists", refused({"name": "web", "vip": "10.0.0.2", "port": 80})["name"])
+        self.assertIn("link-local", refused({"name": "new", "vip": "fe80::1", "port": 80})["vip"])
+        self.assertIn("port", refused({"name": "new", "vip": "10.0.0.2", "port": 0}))
+        self.assertEqual(VirtualService.objects.count(), services)
+
     def test_malformed_json_is_refused(self):
         response = self.client.generic("POST", self.url, "{not json", content_type="application/json")
         self.assertEqual(response.status_code, 400)

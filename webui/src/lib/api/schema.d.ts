@@ -1262,6 +1262,26 @@ export interface paths {
         patch: operations["virtual_services_partial_update"];
         trace?: never;
     };
+    "/api/v1/virtual-services/check-listener/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Whether a new service could have this name and listener (VIP, port, protocol): 204, or
+         *     400 with the field errors creating it would give. Nothing is saved.
+         */
+        post: operations["virtual_services_check_listener_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2162,6 +2182,19 @@ export interface components {
          * @enum {string}
          */
         LayerEnum: "ipvs" | "haproxy";
+        /**
+         * @description A new service's name and listener, checked before its pool exists (the console's wizard
+         *     asks at its listener step): the name is free, the VIP usable, the listener clashes with
+         *     no saved service. Nothing is saved.
+         */
+        ListenerCheckRequest: {
+            name: string;
+            vip: string;
+            port: number;
+            /** @description Layer 4: last port of a range port..port_end; 0 = the one port. */
+            port_end?: number;
+            protocol?: components["schemas"]["ProtocolEnum"];
+        };
         /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         LoginRequest: {
             username: string;
@@ -7137,6 +7170,33 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    virtual_services_check_listener_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListenerCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
         };

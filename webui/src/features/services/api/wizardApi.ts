@@ -52,6 +52,16 @@ async function undo(made: Made): Promise<{ removed: string[]; leftBehind: string
 }
 
 /**
+ * Asks the API whether the service's name and listener are free and usable, before the
+ * pool exists (the listener step's Next): resolves, or throws the refusal with its field
+ * errors (name, vip, port, protocol), as creating the service would.
+ */
+export async function checkListener(values: WizardValues): Promise<void> {
+  const { name, vip, port, protocol } = toWizardServiceRequest(values, 0, null);
+  await unwrap(api.POST('/api/v1/virtual-services/check-listener/', { body: { name, vip, port, protocol } }));
+}
+
+/**
  * Creates what the wizard describes, in dependency order: the certificate it generates, the
  * new pool, its health check, its members, then the virtual service. When a call is refused,
  * what this attempt made is deleted again so nothing half-made is left, and the refusal is

@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { Route, Routes } from 'react-router-dom';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { PendingChangeNotice } from '@/components';
 import type { Role } from '@/features/auth';
 import { queryKeys } from '@/lib/queryKeys';
@@ -37,7 +37,9 @@ function renderWizard({ role = 'admin' as Role, pools = POOLS, certificates = CE
 
 type User = ReturnType<typeof renderWizard>['user'];
 
-const writes = () => apiCalls.filter((call) => call.method !== 'GET');
+const CHECK_LISTENER = '/api/v1/virtual-services/check-listener/';
+/** What the wizard made or removed: not its reads, nor its listener check (which saves nothing). */
+const writes = () => apiCalls.filter((call) => call.method !== 'GET' && call.path !== CHECK_LISTENER);
 const stepHeading = (name: string | RegExp) => screen.getByRole('heading', { name });
 
 async function next(user: User) {
@@ -89,6 +91,27 @@ function mockCreation({ service = { status: 201, body: { id: 9, name: 'shop' } }
 }
 
 describe('new virtual service wizard', () => {
+  beforeEach(() => mockApi('POST', CHECK_LISTENER, { status: 204 }));
+
+  it('asks the API about the name and listener at the listener step, before any pool is made', async () => {
+    mockApi('POST', CHECK_LISTENER, { status: 400, body: { vip: ['10.77.100.20:80/tcp clashes with virtual service old (10.77.100.20:80/tcp).'] } });
+    const { user } = renderWizard();
+    await chooseKind(user, /^Web \(HTTP/);
+    await fill(user, screen.getByRole('textbox', { name: 'Name' }), 'shop');
+    await fill(user, screen.getByRole('textbox', { name: 'VIP' }), '10.77.100.20');
+    await next(user);
+
+    const vip = screen.getByRole('textbox', { name: 'VIP' });
+    await waitFor(() => expect(vip).toHaveAccessibleDescription(/clashes with virtual service old/));
+    expect(stepHeading('Step 2 of 4: Listener')).toBeInTheDocument();
+    expect(apiCalls.filter((call) => call.path === CHECK_LISTENER).map((call) => call.body)).toEqual([{ name: 'shop', vip: '10.77.100.20', port: 80, protocol: 'http' }]);
+    expect(writes()).toEqual([]);
+
+    mockApi('POST', CHECK_LISTENER, { status: 204 });
+    await fill(user, vip, '10.77.100.21');
+    await next(user);
+    expect(await screen.findByRole('heading', { name: /Pool and members$/ })).toBeInTheDocument();
+  });
   it('announces each step, moves focus to its heading and marks it current', async () => {
     const { user } = renderWizard();
     expect(await screen.findByRole('heading', { name: 'Step 1 of 4: Kind of service' })).toBeInTheDocument();

@@ -5,7 +5,7 @@ import { useNavigate } from 'react-router-dom';
 import { Alert, Button, ButtonLink, FormActions } from '@/components';
 import { errorMessage } from '@/lib/api';
 import { showServerErrors } from '@/lib/forms';
-import { WizardCreateError } from '../api/wizardApi';
+import { checkListener, WizardCreateError } from '../api/wizardApi';
 import { useCreateServiceFromWizard } from '../hooks/useServiceWizard';
 import {
   type CertificateChoice,
@@ -136,8 +136,22 @@ export function ServiceWizard({ pools, certificates }: WizardProps) {
     setIndex(next);
   };
 
-  const advance = () => {
+  const [checking, setChecking] = useState(false);
+  const advance = async (values: WizardValues) => {
     setProblem(null);
+    if (step === 'listener') {
+      // A name or listener taken is said here, not after Create has made the pool.
+      setChecking(true);
+      try {
+        await checkListener(values);
+      } catch (err) {
+        const leftover = showServerErrors(err, form.setError, STEP_FIELDS.listener as Path<WizardValues>[]);
+        if (leftover) setProblem(leftover);
+        return;
+      } finally {
+        setChecking(false);
+      }
+    }
     goTo(index + 1);
   };
 
@@ -194,7 +208,7 @@ export function ServiceWizard({ pools, certificates }: WizardProps) {
             Back
           </Button>
         ) : null}
-        <Button type="submit" variant="primary" busy={create.isPending}>
+        <Button type="submit" variant="primary" busy={create.isPending || checking}>
           {step === 'review' ? 'Create virtual service' : 'Next'}
         </Button>
         <ButtonLink to="/services" variant="ghost">
