@@ -230,7 +230,11 @@ func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 	if err != nil {
 		return failed(b.Revision, "read live files: "+err.Error())
 	}
+	defer a.Store.DiscardState()
 	if isLoaded(st, live) && maps.Equal(Digests(b.Files), st.Files) {
+		if err := a.prepareRecord(b); err != nil {
+			return failed(b.Revision, "record revision: "+err.Error())
+		}
 		return a.succeeded(b, "no file changed; no reload")
 	}
 	staged, err := a.Store.Stage(b.Revision, b.Files)
@@ -238,6 +242,10 @@ func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 		return failed(b.Revision, "stage: "+err.Error())
 	}
 	defer a.prune()
+	// Everything the apply writes is written before it touches a daemon.
+	if err := a.prepareRecord(b); err != nil {
+		return failed(b.Revision, "record revision: "+err.Error())
+	}
 	changes, whyReload := runtimePlan(st, live, b.Files)
 	if whyReload == nil && a.HAProxy.Running(ctx) {
 		r, err := a.applyAtRuntime(ctx, b, st, staged, changes)
@@ -310,10 +318,13 @@ func (a *Applier) applyWithReload(ctx context.Context, b *client.Bundle, st Stat
 	}
 	for i, s := range steps {
 		if err := s.run(ctx); err != nil {
-			return failed(b.Revision, a.rollback(ctx, restore, steps[:i+1], err))
+			return failed(b.Revision, a.rollback(ctx, restore, steps[:i+1], "reload failed", err))
 		}
 	}
-	return a.succeeded(b, "applied "+describeChanges(st.Files, b.Files)+a.unmanagedNote(st.Files, b.Files))
+	if err := a.Store.CommitState(); err != nil { // the disk went read-only since the record was prepared
+		return failed(b.Revision, a.rollback(ctx, restore, steps, "recording the revision failed", err))
+	}
+	return applied(b, "applied "+describeChanges(st.Files, b.Files)+a.unmanagedNote(st.Files, b.Files))
 }
 
 // plan lists the steps that make the daemons run the set whose digests are
@@ -339,13 +350,19 @@ func (a *Applier) unmanagedNote(loaded, next map[string]string) string {
 	return " (keepalived is not managed by this agent: its files are stored only)"
 }
 
-// succeeded records bundle b as what the daemons now run and returns the
-// applied report, or a failed one if the record could not be written.
+// prepareRecord writes the record of bundle b for succeeded to commit.
+func (a *Applier) prepareRecord(b *client.Bundle) error {
+	return a.Store.PrepareState(State{Revision: b.Revision, Files: Digests(b.Files)})
+}
+
+// succeeded commits the record prepareRecord wrote, bundle b is what the
+// daemons now run, and returns the applied report, or a failed one if the
+// record could not be committed.
 func (a *Applier) succeeded(b *client.Bundle, msg string) client.Report {
-	if err := a.Store.SetState(State{Revision: b.Revision, Files: Digests(b.Files)}); err != nil {
+	if err := a.Store.CommitState(); err != nil {
 		return failed(b.Revision, "record revision: "+err.Error())
 	}
-	return client.Report{Revision: b.Revision, State: client.StateApplied, Message: msg}
+	return applied(b, msg)
 }
 
 // undoInterruptedApply makes last-good live again when the agent died
@@ -370,9 +387,9 @@ func (a *Applier) undoInterruptedApply() error {
 
 // rollback makes the set restore live again and brings the daemons the
 // failed apply touched back to it, returning the failure message for the
-// report.
-func (a *Applier) rollback(ctx context.Context, restore string, touched []step, cause error) string {
-	msg := "reload failed, restored last-good configuration: " + cause.Error()
+// report: what failed, and its cause.
+func (a *Applier) rollback(ctx context.Context, restore string, touched []step, what string, cause error) string {
+	msg := what + ", restored last-good configuration: " + cause.Error()
 	if err := a.Store.Restore(restore); err != nil {
 		return msg + "\nrestoring it failed too: " + err.Error()
 	}
@@ -468,6 +485,10 @@ func revert(changes []bundle.ServerChange) []bundle.ServerChange {
 		undo[i] = c.Revert()
 	}
 	return undo
+}
+
+func applied(b *client.Bundle, msg string) client.Report {
+	return client.Report{Revision: b.Revision, State: client.StateApplied, Message: msg}
 }
 
 func failed(rev int64, msg string) client.Report {

@@ -26,6 +26,7 @@ type fakeDaemon struct {
 	startErr      error
 	stopErr       error
 	reloadErrs    []error // consumed one per Reload call
+	onReload      func()  // runs at each Reload call, before it answers
 	setServersErr error   // returned by the first SetServers call
 	checked       map[string]string
 	calls         []string
@@ -61,6 +62,9 @@ func (d *fakeDaemon) Start(context.Context) error {
 
 func (d *fakeDaemon) Reload(context.Context) error {
 	d.record("reload")
+	if d.onReload != nil {
+		d.onReload()
+	}
 	if len(d.reloadErrs) == 0 {
 		return nil
 	}

@@ -26,6 +26,8 @@ import (
 //	                               latest swap
 //	DIR/state.json        {"revision": N, "files": {name: sha256}}: what
 //	                      the daemons last loaded successfully
+//	DIR/state.json.next   the record of the revision an apply is making
+//	                      live, written before it touches anything
 //	DIR/runtime-pending   present while server changes are sent through
 //	                      HAProxy's runtime API, until the files match them
 //	DIR/confirm-watch.json  while the live revision awaits confirmation:
@@ -47,6 +49,7 @@ const (
 	bundlesDir   = "bundles"
 	runDir       = "run"
 	stateFile    = "state.json"
+	nextState    = "state.json.next"
 	pendingFile  = "runtime-pending"
 	watchFile    = "confirm-watch.json"
 )
@@ -120,11 +123,42 @@ func (s Store) State() (State, error) {
 
 // SetState durably records what the daemons run.
 func (s Store) SetState(st State) error {
+	if err := s.PrepareState(st); err != nil {
+		return err
+	}
+	return s.CommitState()
+}
+
+// PrepareState durably writes st beside state.json, for CommitState. An
+// apply prepares its record before it touches the daemons: committing it is
+// a rename, which takes no space, so a full disk cannot leave the daemons
+// running a revision the agent could not record.
+func (s Store) PrepareState(st State) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(s.Dir, stateFile), append(b, '\n'))
+	path := filepath.Join(s.Dir, nextState)
+	_ = os.Remove(path)
+	if err := writeSynced(path, append(b, '\n'), 0o600); err != nil {
+		_ = os.Remove(path) // what was written of it takes space a retry needs
+		return err
+	}
+	return nil
+}
+
+// CommitState makes the state PrepareState wrote the recorded one.
+func (s Store) CommitState() error {
+	if err := os.Rename(filepath.Join(s.Dir, nextState), filepath.Join(s.Dir, stateFile)); err != nil {
+		return err
+	}
+	return syncDir(s.Dir)
+}
+
+// DiscardState removes a prepared state that was not committed; there is
+// none after CommitState.
+func (s Store) DiscardState() {
+	_ = os.Remove(filepath.Join(s.Dir, nextState))
 }
 
 // SetRuntimePending durably marks (or clears) a runtime update in progress.
@@ -413,6 +447,7 @@ func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	_ = os.Remove(tmp)
 	if err := writeSynced(tmp, data, 0o600); err != nil {
+		_ = os.Remove(tmp) // what was written of it takes space a retry needs
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

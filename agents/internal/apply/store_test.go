@@ -121,3 +121,37 @@ func writeLegacy(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrepareState: a prepared state is not the recorded one until it is
+// committed, and a discarded one never is.
+func TestPrepareState(t *testing.T) {
+	s := newStore(t, cfgOnly("a"), 1)
+	revision := func() int64 {
+		t.Helper()
+		rev, err := s.Revision()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rev
+	}
+	if err := s.PrepareState(State{Revision: 2}); err != nil {
+		t.Fatal(err)
+	}
+	s.DiscardState()
+	if err := s.CommitState(); err == nil || revision() != 1 {
+		t.Errorf("committing a discarded state: %v, revision %d; want an error, revision 1", err, revision())
+	}
+	if err := s.PrepareState(State{Revision: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if revision() != 1 {
+		t.Errorf("prepared: revision %d, want 1 until committed", revision())
+	}
+	if err := s.CommitState(); err != nil || revision() != 3 {
+		t.Errorf("committed: %v, revision %d; want revision 3", err, revision())
+	}
+	s.DiscardState() // nothing left to discard
+	if revision() != 3 {
+		t.Errorf("discarding after the commit: revision %d, want 3", revision())
+	}
+}

@@ -1,0 +1,147 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"fulcrum/agents/internal/bundle"
+	"fulcrum/agents/internal/client"
+)
+
+// tmpfs mounts a tmpfs of size bytes on a new temporary directory, unmounted
+// at cleanup. It skips the test where it cannot mount one (not root).
+func tmpfs(t *testing.T, size int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mounts a tmpfs")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("fulcrum-test", dir, "tmpfs", 0, "mode=0700,size="+strconv.Itoa(size)); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) }) // before TempDir's removal
+	return dir
+}
+
+// fill takes every free page of dir's file system but free, in files of one
+// page each, and returns a function that removes them all.
+func fill(t *testing.T, dir string, free int) (release func()) {
+	t.Helper()
+	page := make([]byte, os.Getpagesize())
+	var pages []string
+	for {
+		path := filepath.Join(dir, fmt.Sprintf("filler-%d", len(pages)))
+		err := os.WriteFile(path, page, 0o600)
+		if errors.Is(err, syscall.ENOSPC) {
+			_ = os.Remove(path)
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, path)
+	}
+	if len(pages) < free {
+		t.Fatalf("only %d pages free, want %d", len(pages), free)
+	}
+	remove := func(paths []string) {
+		for _, p := range paths {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	remove(pages[:free])
+	return func() { remove(pages[free:]) }
+}
+
+// TestApplyOnAFullDisk applies a revision with the state directory's file
+// system a few pages short, one more page each time, both through a reload
+// and at runtime. Each apply either succeeds whole, or changes nothing the
+// daemons run (no reload, no runtime change, the live set and its record as
+// they were) and names the cause; with the space back, the same revision
+// applies.
+func TestApplyOnAFullDisk(t *testing.T) {
+	ctx := context.Background()
+	cases := map[string]struct{ live, next map[string]string }{
+		"reload": {
+			live: cfgOnly(readTestdata(t, "a.cfg")),
+			next: with(cfgOnly(readTestdata(t, "b.cfg")), "haproxy.d/hosts.map", "example.org pool-web\n"),
+		},
+		"runtime": {live: pool(t, "h1", 1, 1, bundle.Ready), next: pool(t, "h1", 0, 1, bundle.Ready)},
+	}
+	for name, c := range cases {
+		for free := 0; free <= 5; free++ {
+			t.Run(fmt.Sprintf("%s/%d pages free", name, free), func(t *testing.T) {
+				s := Store{Dir: filepath.Join(tmpfs(t, 1<<20), "state")}
+				if err := s.Init(); err != nil {
+					t.Fatal(err)
+				}
+				makeLive(t, s, 1, c.live)
+				if err := s.SetState(State{Revision: 1, Files: Digests(c.live)}); err != nil {
+					t.Fatal(err)
+				}
+				d := &fakeDaemon{running: true}
+				a := &Applier{Store: s, HAProxy: d}
+				release := fill(t, s.Dir, free)
+				r := a.Apply(ctx, newBundle(2, c.next))
+				got := observe(t, s, d, r)
+				if r.State == client.StateApplied {
+					if got.Revision != 2 || !cmp.Equal(got.Live, c.next) {
+						t.Errorf("applied, but the store says revision %d, live %v", got.Revision, got.Live)
+					}
+					return
+				}
+				t.Logf("refused: %s", r.Message)
+				want := outcome{State: client.StateFailed, Revision: 1, Live: c.live, LastGood: got.LastGood, Sets: got.Sets}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("a refused apply touched the daemons or the store (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(r.Message, "no space left on device") {
+					t.Errorf("message %q does not name the cause", r.Message)
+				}
+				release()
+				d.calls = nil
+				if r := a.Apply(ctx, newBundle(2, c.next)); r.State != client.StateApplied {
+					t.Errorf("with the space back: %s %s", r.State, r.Message)
+				}
+			})
+		}
+	}
+}
+
+// TestApplyRecordFailingAfterReload: when the record prepared before the
+// swap cannot be made current after the reload (the disk went read-only
+// in between; here it is simply gone), the apply goes back to the last
+// good set and reloads it rather than leave the daemons running a
+// revision the node does not record.
+func TestApplyRecordFailingAfterReload(t *testing.T) {
+	cfgA, cfgB := cfgOnly(readTestdata(t, "a.cfg")), cfgOnly(readTestdata(t, "b.cfg"))
+	s := newStore(t, cfgA, 1)
+	d := &fakeDaemon{running: true}
+	d.onReload = func() {
+		d.onReload = nil
+		if err := os.Remove(filepath.Join(s.Dir, nextState)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &Applier{Store: s, HAProxy: d}
+	r := a.Apply(context.Background(), newBundle(2, cfgB))
+	want := outcome{Calls: []string{"check", "reload", "reload"}, State: client.StateFailed, Revision: 1, Live: cfgA, LastGood: cfgA, Sets: 1}
+	if diff := cmp.Diff(want, observe(t, s, d, r)); diff != "" {
+		t.Errorf("outcome mismatch (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(r.Message, "recording the revision failed, restored last-good configuration: rename ") {
+		t.Errorf("message = %q", r.Message)
+	}
+}
