@@ -259,12 +259,13 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 		applier.Firewall = fw
 	}
 	n.agent = &apply.Agent{
-		Source:   api,
-		Reporter: api,
-		Applier:  applier,
-		Wait:     o.wait,
-		Backoff:  apply.Backoff{Min: time.Second, Max: 30 * time.Second},
-		Logger:   logger,
+		Source:    api,
+		Reporter:  api,
+		Applier:   applier,
+		Wait:      o.wait,
+		Backoff:   apply.Backoff{Min: time.Second, Max: 30 * time.Second},
+		DiskRetry: apply.DefaultDiskRetry,
+		Logger:    logger,
 
 		DaemonEvents: n.restarts,
 		ConfirmGrace: o.confirmGrace,

@@ -60,6 +60,9 @@ type Agent struct {
 	Wait time.Duration
 	// Backoff paces retries after API errors.
 	Backoff Backoff
+	// DiskRetry paces the tries of a revision the node's disk refused
+	// (Outcome.Retry); zero means DefaultDiskRetry.
+	DiskRetry Backoff
 	// Logger receives one line per poll result and apply; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -77,13 +80,22 @@ type Agent struct {
 	ConfirmGrace time.Duration
 
 	pending     []client.Report // outcomes the API has not acknowledged, oldest first
-	lastFailed  int64           // revision that failed; not retried
+	lastFailed  int64           // revision that failed; not retried (unless its failure was the disk's)
 	watch       *Watch          // the confirm deadline watched, if any
 	watchLoaded bool            // the watch a previous run left was read
 }
 
 // ErrApplyFailed is returned by Cycle when the revision could not be applied.
 var ErrApplyFailed = errors.New("revision not applied")
+
+// ErrDiskRefused is returned by Cycle, with ErrApplyFailed, when the node's
+// disk refused to store the revision (Outcome.Retry): Run tries it again
+// after a DiskRetry delay.
+var ErrDiskRefused = errors.New("the node's disk refused it")
+
+// DefaultDiskRetry paces the tries of a revision the node's disk refused:
+// a disk that takes writes again is noticed within 10 s.
+var DefaultDiskRetry = Backoff{Min: time.Second, Max: 10 * time.Second}
 
 // Run cycles until ctx ends. Before each cycle it resumes the daemons, so
 // one that died is restarted from its live configuration within a poll.
@@ -94,8 +106,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		err := a.Cycle(ctx)
 		switch {
+		case errors.Is(err, ErrDiskRefused):
+			a.Backoff.Reset()
+			d := a.diskRetry()
+			a.logger().Warn("the node's disk refused the revision; haproxy keeps the last good configuration", "retry_in", d)
+			_ = a.pause(ctx, d)
 		case err == nil || errors.Is(err, ErrApplyFailed):
 			a.Backoff.Reset()
+			a.DiskRetry.Reset()
 		case ctx.Err() != nil:
 		case a.goBackIfCutOff(ctx):
 			a.Backoff.Reset()
@@ -174,8 +192,9 @@ func (a *Agent) Once(ctx context.Context) error {
 }
 
 // Cycle runs one poll, apply and report. It returns an error wrapping
-// ErrApplyFailed when the revision was refused, and other errors when the
-// API could not be reached.
+// ErrApplyFailed when the revision was refused, and ErrDiskRefused too when
+// the node's disk refused it, and other errors when the API could not be
+// reached.
 func (a *Agent) Cycle(ctx context.Context) error {
 	a.loadWatch()
 	if err := a.flushReport(ctx); err != nil {
@@ -204,20 +223,33 @@ func (a *Agent) Cycle(ctx context.Context) error {
 	}
 	previous := a.previousOf(b)
 	r := a.Applier.Apply(ctx, b)
-	a.logApply(known, r)
-	if r.State == client.StateFailed {
-		a.lastFailed = r.Revision
-	} else {
+	a.logApply(known, r.Report)
+	switch {
+	case r.State != client.StateFailed:
 		a.watchAfter(b, previous)
+	case !r.Retry:
+		a.lastFailed = r.Revision
 	}
-	a.queueReport(r)
+	a.queueReport(r.Report)
 	if err := a.flushReport(ctx); err != nil {
 		return err
 	}
-	if r.State == client.StateFailed {
+	switch {
+	case r.State == client.StateFailed && r.Retry:
+		return fmt.Errorf("revision %d: %w, %w: %s", r.Revision, ErrApplyFailed, ErrDiskRefused, r.Message)
+	case r.State == client.StateFailed:
 		return fmt.Errorf("revision %d: %w: %s", r.Revision, ErrApplyFailed, r.Message)
 	}
 	return nil
+}
+
+// diskRetry returns how long to wait before trying again a revision the
+// node's disk refused.
+func (a *Agent) diskRetry() time.Duration {
+	if a.DiskRetry.Max == 0 {
+		a.DiskRetry.Min, a.DiskRetry.Max = DefaultDiskRetry.Min, DefaultDiskRetry.Max
+	}
+	return a.DiskRetry.Next()
 }
 
 // queueReport adds an outcome to send. An outcome for a revision already

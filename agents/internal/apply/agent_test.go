@@ -3,8 +3,11 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,10 +50,16 @@ func TestAgent(t *testing.T) {
 	rev2 := sourceAnswer{bundle: newBundle(2, cfgOnly(cfgB))}
 	bad3 := sourceAnswer{bundle: newBundle(3, cfgOnly("bogus"))}
 	rev4 := sourceAnswer{bundle: newBundle(4, cfgOnly(cfgB))}
+	// A track file the keepalived check writes, on a full /run.
+	full := fmt.Errorf("track file: %w", &fs.PathError{Op: "open", Path: "/run/fulcrum-agent/lb1/standby", Err: syscall.ENOSPC})
+	fullReport := client.Report{Revision: 2, State: client.StateFailed, Message: "no space left on device writing " +
+		"/run/fulcrum-agent/lb1/standby (the node's disk is full): nothing was changed, the running configuration " +
+		"keeps serving, and the agent tries this revision again until the disk takes writes"}
 	tests := []struct {
 		name        string
 		answers     []sourceAnswer
 		checkErr    error
+		checkErrs   []error
 		refuse      string
 		reportFails int
 		wantSleeps  []time.Duration
@@ -107,6 +116,28 @@ func TestAgent(t *testing.T) {
 			wantLive:  cfgB,
 		},
 		{
+			// The node's disk, not the revision, was at fault: the same
+			// revision is tried again, after 1 s, then 2 s, until it applies.
+			name:        "a revision the disk refused is tried again until it applies",
+			answers:     []sourceAnswer{rev2, rev2, rev2, {}},
+			checkErrs:   []error{full, full},
+			wantSleeps:  []time.Duration{1e9, 2e9},
+			wantCalls:   []string{"check", "check", "check", "reload"},
+			wantReports: []client.Report{fullReport, fullReport, {Revision: 2, State: client.StateApplied, Message: "applied haproxy.cfg"}},
+			wantKnown:   []int64{1, 1, 1, 2, 2},
+			wantLive:    cfgB,
+		},
+		{
+			name:        "a revision published while the disk refuses one is the one tried",
+			answers:     []sourceAnswer{rev2, rev4, {}},
+			checkErrs:   []error{full},
+			wantSleeps:  []time.Duration{1e9},
+			wantCalls:   []string{"check", "check", "reload"},
+			wantReports: []client.Report{fullReport, {Revision: 4, State: client.StateApplied, Message: "applied haproxy.cfg"}},
+			wantKnown:   []int64{1, 1, 4, 4},
+			wantLive:    cfgB,
+		},
+		{
 			name:        "report retried until the api takes it, without reapplying",
 			answers:     []sourceAnswer{rev2, {}},
 			reportFails: 2,
@@ -120,7 +151,7 @@ func TestAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, cfgOnly(cfgA), 1)
-			d := &fakeDaemon{running: true, checkErr: tt.checkErr, refuse: tt.refuse}
+			d := &fakeDaemon{running: true, checkErr: tt.checkErr, checkErrs: tt.checkErrs, refuse: tt.refuse}
 			src := &fakeSource{answers: tt.answers}
 			rep := &fakeReporter{failN: tt.reportFails}
 			sleeps := runAgent(t, s, d, src, rep)

@@ -49,6 +49,17 @@ type HAProxyDaemon interface {
 	SetServers(ctx context.Context, changes []bundle.ServerChange) error
 }
 
+// Outcome is an apply's report, and whether the same revision may apply
+// when tried again.
+type Outcome struct {
+	client.Report
+	// Retry says that the node's disk, not the revision, stopped the apply
+	// (see diskFaults): the same revision applies once the disk takes
+	// writes again, so the agent tries it again, while a revision a daemon
+	// refused stays refused.
+	Retry bool
+}
+
 // Applier applies bundles to a Store and the daemons that load it. Each
 // daemon is checked, reloaded or stopped only when its part of the bundle
 // changed, but the set is swapped and rolled back as a whole.
@@ -211,12 +222,14 @@ func (a *Applier) Heal(ctx context.Context) ([]Start, error) {
 	return a.startStopped(ctx, live, processes), nil
 }
 
-// Apply makes bundle b live and returns the report to send. A bundle equal
-// to what the daemons run causes no reload; one that only changes HAProxy
-// server weights and admin states is applied at runtime; anything else is
-// staged, checked, swapped in, and each daemon whose part changed is
-// reloaded (or started, or stopped).
-func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
+// Apply makes bundle b live and returns the outcome to report. A bundle
+// equal to what the daemons run causes no reload; one that only changes
+// HAProxy server weights and admin states is applied at runtime; anything
+// else is staged, checked, swapped in, and each daemon whose part changed
+// is reloaded (or started, or stopped). Everything the apply writes to the
+// state directory (the set, its record) is written before it touches a
+// daemon, so a disk that refuses a write leaves them as they were.
+func (a *Applier) Apply(ctx context.Context, b *client.Bundle) Outcome {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := bundle.CheckNames(b.Files); err != nil {
@@ -224,27 +237,26 @@ func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 	}
 	st, err := a.Store.State()
 	if err != nil {
-		return failed(b.Revision, err.Error())
+		return failedOn(b.Revision, "", err)
 	}
 	live, err := a.Store.Live()
 	if err != nil {
-		return failed(b.Revision, "read live files: "+err.Error())
+		return failedOn(b.Revision, "read live files", err)
 	}
 	defer a.Store.DiscardState()
 	if isLoaded(st, live) && maps.Equal(Digests(b.Files), st.Files) {
 		if err := a.prepareRecord(b); err != nil {
-			return failed(b.Revision, "record revision: "+err.Error())
+			return failedOn(b.Revision, "record revision", err)
 		}
 		return a.succeeded(b, "no file changed; no reload")
 	}
 	staged, err := a.Store.Stage(b.Revision, b.Files)
 	if err != nil {
-		return failed(b.Revision, "stage: "+err.Error())
+		return failedOn(b.Revision, "stage", err)
 	}
 	defer a.prune()
-	// Everything the apply writes is written before it touches a daemon.
 	if err := a.prepareRecord(b); err != nil {
-		return failed(b.Revision, "record revision: "+err.Error())
+		return failedOn(b.Revision, "record revision", err)
 	}
 	changes, whyReload := runtimePlan(st, live, b.Files)
 	if whyReload == nil && a.HAProxy.Running(ctx) {
@@ -263,9 +275,9 @@ func (a *Applier) Apply(ctx context.Context, b *client.Bundle) client.Report {
 // restart keeps the same settings. On failure it reverts the changes it may
 // have made (the caller then reloads, which also resets them). The runtime
 // pending mark covers the span in which HAProxy and the files disagree.
-func (a *Applier) applyAtRuntime(ctx context.Context, b *client.Bundle, st State, staged string, changes []bundle.ServerChange) (client.Report, error) {
+func (a *Applier) applyAtRuntime(ctx context.Context, b *client.Bundle, st State, staged string, changes []bundle.ServerChange) (Outcome, error) {
 	if err := a.Store.SetRuntimePending(true); err != nil {
-		return client.Report{}, fmt.Errorf("mark runtime update: %w", err)
+		return Outcome{}, fmt.Errorf("mark runtime update: %w", err)
 	}
 	err := a.HAProxy.SetServers(ctx, changes)
 	if err == nil {
@@ -276,7 +288,7 @@ func (a *Applier) applyAtRuntime(ctx context.Context, b *client.Bundle, st State
 		if rerr := a.HAProxy.SetServers(ctx, revert(changes)); rerr != nil {
 			a.logger().Warn("apply: reverting the runtime update failed", "err", rerr)
 		}
-		return client.Report{}, err
+		return Outcome{}, err
 	}
 	msg := fmt.Sprintf("applied at runtime without reload: %d server change(s)", len(changes))
 	r := a.succeeded(b, msg)
@@ -289,7 +301,7 @@ func (a *Applier) applyAtRuntime(ctx context.Context, b *client.Bundle, st State
 // reloadInstead applies b with a reload after its runtime update failed
 // with cause. A successful reload rebuilds every runtime setting from the
 // files; otherwise the runtime pending mark stays, and Resume reloads.
-func (a *Applier) reloadInstead(ctx context.Context, b *client.Bundle, st State, staged string, cause error) client.Report {
+func (a *Applier) reloadInstead(ctx context.Context, b *client.Bundle, st State, staged string, cause error) Outcome {
 	r := a.applyWithReload(ctx, b, st, staged, false)
 	if r.State == client.StateApplied {
 		a.clearRuntimePending()
@@ -302,19 +314,19 @@ func (a *Applier) reloadInstead(ctx context.Context, b *client.Bundle, st State,
 // or reload, swaps it in and runs the steps, restoring the previous set
 // (for every daemon it touched) if one fails. all treats every part as
 // changed, for when the live set is not what the daemons loaded.
-func (a *Applier) applyWithReload(ctx context.Context, b *client.Bundle, st State, staged string, all bool) client.Report {
+func (a *Applier) applyWithReload(ctx context.Context, b *client.Bundle, st State, staged string, all bool) Outcome {
 	steps := a.plan(ctx, st.Files, Digests(b.Files), all)
 	for _, s := range steps {
 		if s.act == actStop {
 			continue
 		}
 		if err := s.daemon.Check(ctx, staged); err != nil {
-			return failed(b.Revision, err.Error())
+			return failedOn(b.Revision, "", err)
 		}
 	}
 	restore, err := a.Store.Swap(staged, st.Files)
 	if err != nil {
-		return failed(b.Revision, "swap: "+err.Error())
+		return failedOn(b.Revision, "swap", err)
 	}
 	for i, s := range steps {
 		if err := s.run(ctx); err != nil {
@@ -322,7 +334,9 @@ func (a *Applier) applyWithReload(ctx context.Context, b *client.Bundle, st Stat
 		}
 	}
 	if err := a.Store.CommitState(); err != nil { // the disk went read-only since the record was prepared
-		return failed(b.Revision, a.rollback(ctx, restore, steps, "recording the revision failed", err))
+		o := failed(b.Revision, a.rollback(ctx, restore, steps, "recording the revision failed", err))
+		o.Retry = isDiskFault(err)
+		return o
 	}
 	return applied(b, "applied "+describeChanges(st.Files, b.Files)+a.unmanagedNote(st.Files, b.Files))
 }
@@ -356,11 +370,13 @@ func (a *Applier) prepareRecord(b *client.Bundle) error {
 }
 
 // succeeded commits the record prepareRecord wrote, bundle b is what the
-// daemons now run, and returns the applied report, or a failed one if the
+// daemons now run, and returns the applied outcome, or a failed one if the
 // record could not be committed.
-func (a *Applier) succeeded(b *client.Bundle, msg string) client.Report {
+func (a *Applier) succeeded(b *client.Bundle, msg string) Outcome {
 	if err := a.Store.CommitState(); err != nil {
-		return failed(b.Revision, "record revision: "+err.Error())
+		o := failed(b.Revision, "record revision: "+err.Error())
+		o.Retry = isDiskFault(err)
+		return o
 	}
 	return applied(b, msg)
 }
@@ -487,10 +503,10 @@ func revert(changes []bundle.ServerChange) []bundle.ServerChange {
 	return undo
 }
 
-func applied(b *client.Bundle, msg string) client.Report {
-	return client.Report{Revision: b.Revision, State: client.StateApplied, Message: msg}
+func applied(b *client.Bundle, msg string) Outcome {
+	return Outcome{Report: client.Report{Revision: b.Revision, State: client.StateApplied, Message: msg}}
 }
 
-func failed(rev int64, msg string) client.Report {
-	return client.Report{Revision: rev, State: client.StateFailed, Message: msg}
+func failed(rev int64, msg string) Outcome {
+	return Outcome{Report: client.Report{Revision: rev, State: client.StateFailed, Message: msg}}
 }

@@ -29,7 +29,7 @@ type outcome struct {
 	Pending  bool // the runtime update mark is set
 }
 
-func observe(t *testing.T, s Store, d *fakeDaemon, r client.Report) outcome {
+func observe(t *testing.T, s Store, d *fakeDaemon, r Outcome) outcome {
 	t.Helper()
 	rev, err := s.Revision()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,8 +108,8 @@ func TestApplyOnAFullDisk(t *testing.T) {
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("a refused apply touched the daemons or the store (-want +got):\n%s", diff)
 				}
-				if !strings.Contains(r.Message, "no space left on device") {
-					t.Errorf("message %q does not name the cause", r.Message)
+				if !r.Retry || !strings.HasPrefix(r.Message, "no space left on device writing "+s.Dir+"/") {
+					t.Errorf("retry %t, message %q; want a retry and the cause, in the state directory", r.Retry, r.Message)
 				}
 				release()
 				d.calls = nil
@@ -117,6 +118,44 @@ func TestApplyOnAFullDisk(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestApplyOnAReadOnlyDisk: with the state directory's file system
+// read-only, an apply touches nothing, says why and is marked for retry;
+// read-write again, the same revision applies.
+func TestApplyOnAReadOnlyDisk(t *testing.T) {
+	cfgA, cfgB := cfgOnly(readTestdata(t, "a.cfg")), cfgOnly(readTestdata(t, "b.cfg"))
+	mount := tmpfs(t, 1<<20)
+	s := Store{Dir: filepath.Join(mount, "state")}
+	if err := s.Init(); err != nil {
+		t.Fatal(err)
+	}
+	makeLive(t, s, 1, cfgA)
+	if err := s.SetState(State{Revision: 1, Files: Digests(cfgA)}); err != nil {
+		t.Fatal(err)
+	}
+	remount := func(flags uintptr) {
+		t.Helper()
+		if err := unix.Mount("fulcrum-test", mount, "tmpfs", unix.MS_REMOUNT|flags, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remount(unix.MS_RDONLY)
+	defer remount(0)
+	d := &fakeDaemon{running: true}
+	a := &Applier{Store: s, HAProxy: d}
+	r := a.Apply(context.Background(), newBundle(2, cfgB))
+	want := outcome{State: client.StateFailed, Revision: 1, Live: cfgA, Sets: 1}
+	if diff := cmp.Diff(want, observe(t, s, d, r)); diff != "" {
+		t.Errorf("outcome mismatch (-want +got):\n%s", diff)
+	}
+	if wantMsg := "read-only file system creating " + s.Dir + "/bundles/r2-"; !r.Retry || !strings.HasPrefix(r.Message, wantMsg) {
+		t.Errorf("retry %t, message %q; want a retry and a message starting %q", r.Retry, r.Message, wantMsg)
+	}
+	remount(0)
+	if r := a.Apply(context.Background(), newBundle(2, cfgB)); r.State != client.StateApplied {
+		t.Errorf("read-write again: %s %s", r.State, r.Message)
 	}
 }
 
@@ -143,5 +182,37 @@ func TestApplyRecordFailingAfterReload(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.Message, "recording the revision failed, restored last-good configuration: rename ") {
 		t.Errorf("message = %q", r.Message)
+	}
+}
+
+func TestDiskFault(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string // "" for no disk fault
+	}{
+		{
+			err:  &fs.PathError{Op: "write", Path: "/s/bundles/r2-1/haproxy.cfg", Err: syscall.ENOSPC},
+			want: "no space left on device writing /s/bundles/r2-1/haproxy.cfg (the node's disk is full)",
+		},
+		{
+			err:  fmt.Errorf("stage: %w", &fs.PathError{Op: "mkdirtemp", Path: "/s/bundles/r2-*", Err: syscall.EROFS}),
+			want: "read-only file system creating /s/bundles/r2-* (the node's file system is read-only)",
+		},
+		{
+			err:  &os.LinkError{Op: "rename", Old: "/s/live.tmp", New: "/s/live", Err: syscall.EROFS},
+			want: "read-only file system renaming to /s/live (the node's file system is read-only)",
+		},
+		{
+			err:  fmt.Errorf("track file /run/x: %w", &fs.PathError{Op: "open", Path: "/run/x", Err: syscall.EDQUOT}),
+			want: "disk quota exceeded writing /run/x (the node's disk quota is used up)",
+		},
+		{err: syscall.ENOSPC, want: "no space left on device (the node's disk is full)"},
+		{err: &fs.PathError{Op: "open", Path: "/s/state.json", Err: syscall.EACCES}},
+		{err: errors.New("haproxy rejected the configuration")},
+	} {
+		got, ok := diskFault(tt.err)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("diskFault(%v) = %q, %t; want %q", tt.err, got, ok, tt.want)
+		}
 	}
 }

@@ -22,7 +22,8 @@ import (
 type fakeDaemon struct {
 	running       bool
 	checkErr      error
-	refuse        string // Check fails, as HAProxy would, on a main file that holds this word
+	checkErrs     []error // consumed one per Check call, before checkErr
+	refuse        string  // Check fails, as HAProxy would, on a main file that holds this word
 	startErr      error
 	stopErr       error
 	reloadErrs    []error // consumed one per Reload call
@@ -46,6 +47,11 @@ func (d *fakeDaemon) Check(_ context.Context, dir string) error {
 	d.checked, _ = ReadFiles(dir)
 	if d.refuse != "" && strings.Contains(d.checked[bundle.MainFile], d.refuse) {
 		return fmt.Errorf("unknown keyword '%s'", d.refuse)
+	}
+	if len(d.checkErrs) > 0 {
+		err := d.checkErrs[0]
+		d.checkErrs = d.checkErrs[1:]
+		return err
 	}
 	return d.checkErr
 }

@@ -25,7 +25,7 @@ func twoDaemons(hap, second fakeDaemon, other string) (*fakeDaemon, *fakeDaemon,
 
 // checkApply compares an Apply's daemon calls, state and live set with
 // the wanted ones, and its message with a wanted part.
-func checkApply(t *testing.T, s Store, r client.Report, calls, wantCalls []string, wantState client.State,
+func checkApply(t *testing.T, s Store, r Outcome, calls, wantCalls []string, wantState client.State,
 	wantLive map[string]string, wantMsg string) {
 	t.Helper()
 	live, err := s.Live()

@@ -40,7 +40,7 @@ func (n *node) applyFiles(t *testing.T, rev int64, files map[string]string, want
 	if r.State != want {
 		t.Fatalf("revision %d: state %s, want %s; message:\n%s", rev, r.State, want, r.Message)
 	}
-	return r
+	return r.Report
 }
 
 // live returns the live files and revision.

@@ -276,7 +276,7 @@ func TestGuestKeepalivedIPVS(t *testing.T) {
 			t.Fatalf("revision %d: %s: %s", rev, r.State, r.Message)
 		}
 		t.Logf("revision %d: %s", rev, r.Message)
-		return r
+		return r.Report
 	}
 	web := func(table string) string { return service(table, "TCP 10.88.0.10:80") }
 
@@ -356,7 +356,7 @@ func TestGuestKeepalivedIPVS(t *testing.T) {
 	// Revision 3: keepalived refuses the configuration: not made live,
 	// keepalived untouched, the services stay.
 	bad := layer4Bundle("rr", strings.Replace(keepalivedConf("rr", "10.88.0.3"), "delay_loop 1", "bogus_keyword 1", 1), 9019)
-	r = applier.Apply(context.Background(), &client.Bundle{Revision: 3, Node: "lb1", Files: bad})
+	r = applier.Apply(context.Background(), &client.Bundle{Revision: 3, Node: "lb1", Files: bad}).Report
 	if r.State != client.StateFailed || !strings.Contains(r.Message, "Unknown keyword 'bogus_keyword'") {
 		t.Errorf("revision 3 = %s: %q; want failed with keepalived's complaint", r.State, r.Message)
 	}
