@@ -7,64 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
 	"fulcrum/agents/internal/bundle"
 	"fulcrum/agents/internal/client"
+	"fulcrum/agents/internal/disktest"
 )
-
-// tmpfs mounts a tmpfs of size bytes on a new temporary directory, unmounted
-// at cleanup. It skips the test where it cannot mount one (not root).
-func tmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: mounts a tmpfs")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("fulcrum-test", dir, "tmpfs", 0, "mode=0700,size="+strconv.Itoa(size)); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) }) // before TempDir's removal
-	return dir
-}
-
-// fill takes every free page of dir's file system but free, in files of one
-// page each, and returns a function that removes them all.
-func fill(t *testing.T, dir string, free int) (release func()) {
-	t.Helper()
-	page := make([]byte, os.Getpagesize())
-	var pages []string
-	for {
-		path := filepath.Join(dir, fmt.Sprintf("filler-%d", len(pages)))
-		err := os.WriteFile(path, page, 0o600)
-		if errors.Is(err, syscall.ENOSPC) {
-			_ = os.Remove(path)
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, path)
-	}
-	if len(pages) < free {
-		t.Fatalf("only %d pages free, want %d", len(pages), free)
-	}
-	remove := func(paths []string) {
-		for _, p := range paths {
-			if err := os.Remove(p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	remove(pages[:free])
-	return func() { remove(pages[free:]) }
-}
 
 // TestApplyOnAFullDisk applies a revision with the state directory's file
 // system a few pages short, one more page each time, both through a reload
@@ -84,7 +36,7 @@ func TestApplyOnAFullDisk(t *testing.T) {
 	for name, c := range cases {
 		for free := 0; free <= 5; free++ {
 			t.Run(fmt.Sprintf("%s/%d pages free", name, free), func(t *testing.T) {
-				s := Store{Dir: filepath.Join(tmpfs(t, 1<<20), "state")}
+				s := Store{Dir: filepath.Join(disktest.Tmpfs(t, 1<<20), "state")}
 				if err := s.Init(); err != nil {
 					t.Fatal(err)
 				}
@@ -94,7 +46,7 @@ func TestApplyOnAFullDisk(t *testing.T) {
 				}
 				d := &fakeDaemon{running: true}
 				a := &Applier{Store: s, HAProxy: d}
-				release := fill(t, s.Dir, free)
+				release := disktest.Fill(t, s.Dir, free)
 				r := a.Apply(ctx, newBundle(2, c.next))
 				got := observe(t, s, d, r)
 				if r.State == client.StateApplied {
@@ -126,7 +78,7 @@ func TestApplyOnAFullDisk(t *testing.T) {
 // read-write again, the same revision applies.
 func TestApplyOnAReadOnlyDisk(t *testing.T) {
 	cfgA, cfgB := cfgOnly(readTestdata(t, "a.cfg")), cfgOnly(readTestdata(t, "b.cfg"))
-	mount := tmpfs(t, 1<<20)
+	mount := disktest.Tmpfs(t, 1<<20)
 	s := Store{Dir: filepath.Join(mount, "state")}
 	if err := s.Init(); err != nil {
 		t.Fatal(err)
@@ -135,14 +87,7 @@ func TestApplyOnAReadOnlyDisk(t *testing.T) {
 	if err := s.SetState(State{Revision: 1, Files: Digests(cfgA)}); err != nil {
 		t.Fatal(err)
 	}
-	remount := func(flags uintptr) {
-		t.Helper()
-		if err := unix.Mount("fulcrum-test", mount, "tmpfs", unix.MS_REMOUNT|flags, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	remount(unix.MS_RDONLY)
-	defer remount(0)
+	disktest.ReadOnly(t, mount, true)
 	d := &fakeDaemon{running: true}
 	a := &Applier{Store: s, HAProxy: d}
 	r := a.Apply(context.Background(), newBundle(2, cfgB))
@@ -153,7 +98,7 @@ func TestApplyOnAReadOnlyDisk(t *testing.T) {
 	if wantMsg := "read-only file system creating " + s.Dir + "/bundles/r2-"; !r.Retry || !strings.HasPrefix(r.Message, wantMsg) {
 		t.Errorf("retry %t, message %q; want a retry and a message starting %q", r.Retry, r.Message, wantMsg)
 	}
-	remount(0)
+	disktest.ReadOnly(t, mount, false)
 	if r := a.Apply(context.Background(), newBundle(2, cfgB)); r.State != client.StateApplied {
 		t.Errorf("read-write again: %s %s", r.State, r.Message)
 	}

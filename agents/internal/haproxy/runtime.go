@@ -60,14 +60,37 @@ func (m *Manager) saveServerState(ctx context.Context) {
 	}
 }
 
-// writeReplace replaces path with data through a rename, so that HAProxy
-// never reads a half-written file.
+// writeReplace replaces path with data through a synced temporary file and
+// a rename, so that HAProxy never reads a half-written file. When it cannot
+// (a full or read-only disk), it removes what it wrote, whose pages a retry
+// needs, and path too: a server state a reload earlier is worse than none.
 func writeReplace(path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	err := writeSynced(tmp, data)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		_ = os.Remove(path)
+	}
+	return err
+}
+
+// writeSynced writes data to a new file at path (replacing any) and syncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func firstLine(s string) string {
