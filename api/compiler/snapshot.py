@@ -356,3 +356,41 @@ def snapshot_from_dict(data):
         built[key] = _convert(items, annotation, label) if items != [] else ()
     snap = _build(Snapshot, {**data, **{k: [] for k in _SECTIONS}}, "")
     return dataclasses.replace(snap, **built)
+
+
+NO_DEFAULT = object()
+
+
+def _unwrap_optional(annotation):
+    if typing.get_origin(annotation) in (types.UnionType, typing.Union):
+        (annotation,) = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return annotation
+
+
+def field_default(section, path):
+    """The default of the field at ``path`` ("members/s1/weight") inside an object of snapshot
+    ``section`` ("pools"), as JSON (a tuple as a list, a dataclass as an object), or NO_DEFAULT.
+    Lists of objects are walked by entry name; an entry has no default of its own."""
+    annotation = _unwrap_optional(Snapshot.__dataclass_fields__[section].type)
+    if typing.get_origin(annotation) is tuple:
+        annotation = typing.get_args(annotation)[0]  # the section's entries: path starts inside one
+    default, segments = NO_DEFAULT, path.split("/")
+    while segments:
+        annotation = _unwrap_optional(annotation)
+        if typing.get_origin(annotation) is tuple:
+            annotation, default = typing.get_args(annotation)[0], NO_DEFAULT
+            segments.pop(0)  # the entry's name
+            continue
+        field = annotation.__dataclass_fields__.get(segments.pop(0)) if is_dataclass(annotation) else None
+        if field is None:
+            return NO_DEFAULT
+        if field.default is not MISSING:
+            default = field.default
+        elif field.default_factory is not MISSING:
+            default = field.default_factory()
+        else:
+            default = NO_DEFAULT
+        annotation = field.type
+    if is_dataclass(default):
+        return dataclasses.asdict(default)
+    return list(default) if isinstance(default, tuple) else default

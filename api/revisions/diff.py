@@ -10,6 +10,7 @@ hold private keys: a changed ``.pem`` is reported without its content, and a sec
 import difflib
 
 from accounts.audit import CHANGED, SECRET, is_secret
+from compiler.snapshot import NO_DEFAULT, field_default
 
 # Sections of a snapshot holding named objects, with the path prefix the API uses.
 SECTIONS = {
@@ -50,16 +51,21 @@ def _flatten(value, prefix, out):
     return out
 
 
-def _fields(old, new):
+def _fields(old, new, section):
+    """The field changes of one object of snapshot ``section``; in an object added or removed,
+    a field at its default says so (``default``), for the console to fold away."""
     flat_old, flat_new = _flatten(old, "", {}), _flatten(new, "", {})
+    whole = not old or not new  # added or removed: every field is listed
     changes = []
     for path in sorted(set(flat_old) | set(flat_new)):
         before, after = flat_old.get(path), flat_new.get(path)
         if before == after:
             continue
+        present = after if not old else before  # of an object added or removed
+        default = whole and (wanted := field_default(section, path)) is not NO_DEFAULT and present == wanted
         if is_secret(path.rsplit("/", 1)[-1]):
             before, after = _hidden(before, after)
-        changes.append({"field": path, "old": before, "new": after})
+        changes.append({"field": path, "old": before, "new": after, "default": default})
     return changes
 
 
@@ -80,16 +86,18 @@ def object_changes(old, new):
         for name in sorted(set(before) | set(after)):
             path = f"{label}/{name}"
             if name not in before:
-                changes.append({"path": path, "change": "added", "fields": _fields({}, after[name])})
+                changes.append({"path": path, "change": "added", "fields": _fields({}, after[name], section)})
             elif name not in after:
-                changes.append({"path": path, "change": "removed", "fields": _fields(before[name], {})})
+                changes.append({"path": path, "change": "removed", "fields": _fields(before[name], {}, section)})
             elif before[name] != after[name]:
-                changes.append({"path": path, "change": "changed", "fields": _fields(before[name], after[name])})
+                changes.append(
+                    {"path": path, "change": "changed", "fields": _fields(before[name], after[name], section)}
+                )
     for section, label in SINGLETONS.items():
         before, after = old.get(section), new.get(section)
         if before != after:
             change = "added" if before is None else "removed" if after is None else "changed"
-            changes.append({"path": label, "change": change, "fields": _fields(before or {}, after or {})})
+            changes.append({"path": label, "change": change, "fields": _fields(before or {}, after or {}, section)})
     return changes
 
 

@@ -1754,6 +1754,9 @@ type ExpectBodyMatchEnum string
 
 // FieldChange defines model for FieldChange.
 type FieldChange struct {
+	// Default In an object added or removed: the field is at its default (a console folds these away).
+	Default bool `json:"default"`
+
 	// Field Path inside the object, e.g. members/s1/weight.
 	Field string      `json:"field"`
 	New   interface{} `json:"new"`

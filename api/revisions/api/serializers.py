@@ -100,6 +100,9 @@ class FieldChangeSerializer(serializers.Serializer):
     field = serializers.CharField(help_text="Path inside the object, e.g. members/s1/weight.")
     old = serializers.JSONField(allow_null=True)
     new = serializers.JSONField(allow_null=True)
+    default = serializers.BooleanField(
+        help_text="In an object added or removed: the field is at its default (a console folds these away)."
+    )
 
 
 class ObjectChangeSerializer(serializers.Serializer):

@@ -40,18 +40,40 @@ def test_added_removed_and_singletons():
     assert changes["ipvs-sync"] == {
         "path": "ipvs-sync",
         "change": "added",
-        "fields": [{"field": "interface", "old": None, "new": "eth1"}],
+        "fields": [{"field": "interface", "old": None, "new": "eth1", "default": False}],
     }
+
+
+def test_fields_of_an_object_added_or_removed_say_when_they_are_at_their_default():
+    """A new service listed every field (92 rows, issue 20): the console folds the defaults."""
+    pool = {**POOL, "members": [{"name": "s1", "weight": 1, "backup": False, "max_queue": 9}], "http_reuse": "safe"}
+    for old, new in (({}, {"pools": [pool]}), ({"pools": [pool]}, {})):
+        (change,) = object_changes(old, new)
+        defaults = {f["field"]: f["default"] for f in change["fields"]}
+        assert defaults == {
+            "name": False,  # no default: the operator's choice
+            "algorithm": False,
+            "http_reuse": True,
+            "members/order": False,
+            "members/s1/name": False,
+            "members/s1/weight": False,
+            "members/s1/backup": True,
+            "members/s1/max_queue": False,  # 0 by default
+        }, change["change"]
+    changed = object_changes({"pools": [pool]}, {"pools": [{**pool, "http_reuse": "never"}]})
+    assert changed[0]["fields"] == [{"field": "http_reuse", "old": "safe", "new": "never", "default": False}]
 
 
 def test_secret_fields_show_only_that_they_changed():
     group = {"name": "front", "vrid": 51, "auth_password": "hunter22"}
     changed = object_changes({"ha_groups": [group]}, {"ha_groups": [{**group, "auth_password": "tiger99"}]})
-    assert changed[0]["fields"] == [{"field": "auth_password", "old": "(changed)", "new": "(changed)"}]
+    assert changed[0]["fields"] == [
+        {"field": "auth_password", "old": "(changed)", "new": "(changed)", "default": False}
+    ]
     added = object_changes({}, {"ha_groups": [group]})
-    assert {"field": "auth_password", "old": None, "new": "(secret)"} in added[0]["fields"]
+    assert {"field": "auth_password", "old": None, "new": "(secret)", "default": False} in added[0]["fields"]
     removed = object_changes({"ha_groups": [group]}, {"ha_groups": [{**group, "auth_password": ""}]})
-    assert removed[0]["fields"] == [{"field": "auth_password", "old": "(secret)", "new": ""}]
+    assert removed[0]["fields"] == [{"field": "auth_password", "old": "(secret)", "new": "", "default": False}]
     assert "hunter22" not in json.dumps([changed, added, removed])
 
 

@@ -1761,6 +1761,8 @@ export interface components {
             field: string;
             old: unknown;
             new: unknown;
+            /** @description In an object added or removed: the field is at its default (a console folds these away). */
+            default: boolean;
         };
         FileChange: {
             node: string;

@@ -1,5 +1,5 @@
 import { Badge, type BadgeTone, TableWrap } from '@/components';
-import { describeObject, type FieldChange, formatValue, type ObjectChange } from '../types';
+import { describeField, describeObject, type FieldChange, formatValue, type ObjectChange } from '../types';
 
 const TONE: Record<ObjectChange['change'], BadgeTone> = { added: 'success', removed: 'danger', changed: 'info' };
 // Lists longer than this start folded, so one big change does not hide the rest.
@@ -29,8 +29,8 @@ function FieldTable({ label, fields }: { label: string; fields: readonly FieldCh
         <tbody>
           {fields.map((field) => (
             <tr key={field.field}>
-              <th scope="row" className="mono">
-                {field.field}
+              <th scope="row" title={field.field}>
+                {describeField(field.field)}
               </th>
               <td className="change-old">
                 <Value value={field.old} />
@@ -43,6 +43,25 @@ function FieldTable({ label, fields }: { label: string; fields: readonly FieldCh
         </tbody>
       </table>
     </TableWrap>
+  );
+}
+
+/** An object's field changes; in one added or removed, those at their defaults folded away. */
+function ObjectFields({ label, fields }: { label: string; fields: readonly FieldChange[] }) {
+  const chosen = fields.filter((field) => !field.default);
+  const defaults = fields.filter((field) => field.default);
+  return (
+    <>
+      {chosen.length ? <FieldTable label={label} fields={chosen} /> : null}
+      {defaults.length ? (
+        <details className="default-fields">
+          <summary className="muted">
+            {defaults.length} field{defaults.length === 1 ? '' : 's'} at {defaults.length === 1 ? 'its default' : 'their defaults'}
+          </summary>
+          <FieldTable label={`${label}, at their defaults`} fields={defaults} />
+        </details>
+      ) : null}
+    </>
   );
 }
 
@@ -66,7 +85,7 @@ export function ObjectChanges({ objects }: { objects: readonly ObjectChange[] })
                   {object.fields.length} field{object.fields.length === 1 ? '' : 's'}
                 </span>
               </summary>
-              {object.fields.length ? <FieldTable label={label} fields={object.fields} /> : null}
+              <ObjectFields label={label} fields={object.fields} />
             </details>
           </li>
         );

@@ -10,8 +10,8 @@ import type { ObjectChange } from '../types';
 import { PendingBanner } from './PendingBanner';
 
 const changes: ObjectChange[] = [
-  { path: 'pools/web', change: 'changed', fields: [{ field: 'members/s1/weight', old: 1, new: 4 }] },
-  { path: 'virtual-services/www', change: 'added', fields: [{ field: 'port', old: null, new: 80 }] },
+  { path: 'pools/web', change: 'changed', fields: [{ field: 'members/s1/weight', old: 1, new: 4, default: false }] },
+  { path: 'virtual-services/www', change: 'added', fields: [{ field: 'port', old: null, new: 80, default: false }] },
 ];
 
 function answerPending(objects: () => ObjectChange[]) {

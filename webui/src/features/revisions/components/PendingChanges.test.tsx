@@ -19,12 +19,12 @@ describe('PendingChanges', () => {
           path: 'pools/web',
           change: 'changed',
           fields: [
-            { field: 'members/s1/address', old: '10.0.0.1', new: '10.0.0.2' },
-            { field: 'members/s3/name', old: null, new: 's3' },
+            { field: 'members/s1/address', old: '10.0.0.1', new: '10.0.0.2', default: false },
+            { field: 'members/s3/name', old: null, new: 's3', default: false },
           ],
         },
-        { path: 'virtual-services/old', change: 'removed', fields: [{ field: 'port', old: 80, new: null }] },
-        { path: 'ha-groups/front', change: 'changed', fields: [{ field: 'auth_pass', old: '(changed)', new: '(changed)' }] },
+        { path: 'virtual-services/old', change: 'removed', fields: [{ field: 'port', old: 80, new: null, default: false }] },
+        { path: 'ha-groups/front', change: 'changed', fields: [{ field: 'auth_pass', old: '(changed)', new: '(changed)', default: false }] },
       ],
     });
     renderWithProviders(<PendingChanges />);
@@ -39,13 +39,41 @@ describe('PendingChanges', () => {
     ]);
 
     const pool = screen.getByRole('table', { name: 'Fields of pool web' });
-    const address = within(pool).getByRole('row', { name: /^members\/s1\/address/ });
+    const address = within(pool).getByRole('row', { name: /^Member s1: address/ });
     expect(within(address).getAllByRole('cell').map((c) => c.textContent)).toEqual(['10.0.0.1', '10.0.0.2']);
-    const added = within(pool).getByRole('row', { name: /^members\/s3\/name/ });
+    const added = within(pool).getByRole('row', { name: /^Member s3: name/ });
     expect(within(added).getAllByRole('cell').map((c) => c.textContent)).toEqual(['—', 's3']);
 
-    const secret = within(screen.getByRole('table', { name: 'Fields of ha group front' })).getByRole('row', { name: /^auth_pass/ });
+    const secret = within(screen.getByRole('table', { name: 'Fields of ha group front' })).getByRole('row', { name: /^Auth pass/ });
     expect(within(secret).getAllByRole('cell').map((c) => c.textContent)).toEqual(['(changed)', '(changed)']);
+  });
+
+  it('names fields in words and folds away those of a new object at their defaults', async () => {
+    answer({
+      pending: true,
+      base_revision: 7,
+      objects: [
+        {
+          path: 'virtual-services/shop',
+          change: 'added',
+          fields: [
+            { field: 'vip', old: null, new: '10.0.0.10', default: false },
+            { field: 'hsts_max_age_s', old: null, new: 0, default: true },
+            { field: 'alpn_h2', old: null, new: true, default: true },
+            { field: 'rules/order', old: null, new: ['api'], default: false },
+            { field: 'rules/api/pool', old: null, new: 'api', default: false },
+          ],
+        },
+      ],
+    });
+    renderWithProviders(<PendingChanges />);
+    const shown = await screen.findByRole('table', { name: 'Fields of virtual service shop' });
+    expect(within(shown).getAllByRole('rowheader').map((cell) => cell.textContent)).toEqual(['VIP', 'Order of the rules', 'Rule api: pool']);
+    expect(within(shown).getByRole('rowheader', { name: 'VIP' })).toHaveAttribute('title', 'vip');
+    const folded = screen.getByText('2 fields at their defaults').closest('details')!;
+    expect(folded).not.toHaveAttribute('open');
+    const defaults = within(folded).getByRole('table', { name: 'Fields of virtual service shop, at their defaults' });
+    expect(within(defaults).getAllByRole('rowheader').map((cell) => cell.textContent)).toEqual(['HSTS max age (s)', 'ALPN HTTP/2']);
   });
 
   it('says when there is nothing to apply', async () => {

@@ -23,7 +23,7 @@ function diffFrom(from: number): RevisionDiff {
   return {
     from_revision: from,
     to_revision: 7,
-    objects: [{ path: 'pools/web', change: 'changed', fields: [{ field: 'members/s1/address', old: '10.0.0.1', new: '10.0.0.2' }] }],
+    objects: [{ path: 'pools/web', change: 'changed', fields: [{ field: 'members/s1/address', old: '10.0.0.1', new: '10.0.0.2', default: false }] }],
     files: [
       { node: 'lb1', file: 'haproxy.cfg', change: 'changed', diff: HAPROXY_DIFF },
       { node: 'lb1', file: 'certs/www.pem', change: 'changed', diff: '(a certificate bundle with a private key: its content is not shown)\n' },
@@ -59,7 +59,7 @@ describe('RevisionDetailPage', () => {
     expect(await screen.findByText('Revision 7 compared with revision 6: 1 object and 2 files changed.')).toBeInTheDocument();
 
     const fields = screen.getByRole('table', { name: 'Fields of pool web' });
-    const row = within(fields).getByRole('row', { name: /^members\/s1\/address/ });
+    const row = within(fields).getByRole('row', { name: /^Member s1: address/ });
     expect(within(row).getAllByRole('cell').map((c) => c.textContent)).toEqual(['10.0.0.1', '10.0.0.2']);
 
     const node = screen.getByRole('region', { name: 'Node lb1' });

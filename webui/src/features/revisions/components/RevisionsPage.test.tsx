@@ -11,7 +11,7 @@ function renderPage(role: Role) {
   signedInAs(role);
   mockApi('GET', '/api/v1/revisions/pending/', {
     status: 200,
-    body: { pending: true, base_revision: 3, objects: [{ path: 'pools/web', change: 'changed', fields: [{ field: 'algorithm', old: 'round-robin', new: 'least-connections' }] }] },
+    body: { pending: true, base_revision: 3, objects: [{ path: 'pools/web', change: 'changed', fields: [{ field: 'algorithm', old: 'round-robin', new: 'least-connections', default: false }] }] },
   });
   const deadline = new Date(Date.now() + 60_000).toISOString();
   mockApi('GET', '/api/v1/revisions/', (request) => {

@@ -69,6 +69,46 @@ export function describeObject(path: string): { kind: string; name: string } {
   return { kind: KINDS[section] ?? section, name: rest.join('/') };
 }
 
+// Lists of named entries in an object, and the word for one entry.
+const ENTRIES: Record<string, string> = { members: 'member', rules: 'rule', nodes: 'node', error_pages: 'error page' };
+// Words an operator reads in capitals, or differently, in a field's name.
+const WORDS: Record<string, string> = {
+  vip: 'VIP', tls: 'TLS', sni: 'SNI', alpn: 'ALPN', h2: 'HTTP/2', hsts: 'HSTS', ca: 'CA', http: 'HTTP', https: 'HTTPS',
+  ipvs: 'IPVS', vrid: 'VRID', ttl: 'TTL', ip: 'IP', id: 'ID', url: 'URL', vrrp: 'VRRP', garp: 'gratuitous ARP', maxconn: 'max connections',
+};
+const UNITS: Record<string, string> = { ms: '(ms)', s: '(s)', bytes: '(bytes)' };
+
+/** A field name in words: `hsts_max_age_s` → "HSTS max age (s)". */
+function words(name: string): string {
+  const parts = name.split('_');
+  const unit = parts.length > 1 ? UNITS[parts.at(-1)!] : undefined;
+  const text = (unit ? parts.slice(0, -1) : parts).map((part) => WORDS[part] ?? part).join(' ');
+  return unit ? `${text} ${unit}` : text;
+}
+
+/**
+ * A field path of a change in words: `members/s1/max_queue` → "member s1: max queue",
+ * `rules/order` → "order of the rules", `persistence/cookie_name` → "persistence: cookie name".
+ */
+export function describeField(path: string): string {
+  const segments = path.split('/');
+  const out: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const entry = ENTRIES[segment];
+    if (entry && segments[i + 1] === 'order' && i + 2 === segments.length) {
+      out.push(`order of the ${words(segment)}`);
+      break;
+    }
+    if (entry && i + 1 < segments.length) {
+      out.push(`${entry} ${segments[i + 1]}`);
+      i++;
+    } else out.push(words(segment));
+  }
+  const text = out.join(': ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** A field's value as the change list shows it: strings as they are, the rest as JSON, unset as "—". */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '—';
