@@ -4,7 +4,9 @@ HAProxy's files: ``haproxy.cfg`` and, beside it in ``haproxy.d/``, the maps, cer
 pages and scripts it names as ``"${FULCRUM_CONF_DIR}/haproxy.d/<leaf>"``, plus
 ``haproxy.d/servers.json``: every server's weight and admin state and a hash of the rest
 of the configuration, so the node agent can apply a weight or state change through
-HAProxy's runtime API instead of reloading.
+HAProxy's runtime API instead of reloading; and its address, port and whether it is
+health-checked, so that across a reload the agent carries a server's health only to the
+same server (agents/internal/haproxy/serverstate.go).
 """
 
 import hashlib
@@ -205,7 +207,8 @@ def _render(context):
 
 
 def _servers_json(backends, context):
-    """Runtime state, and the hash of the configuration with that state masked out.
+    """Each server's runtime state and endpoint, and the hash of the configuration with
+    the runtime state masked out.
 
     A DLLC pool's weights stay in the structure: its agent's answers are relative to the
     weight HAProxy loaded, so a weight change must reload. Its servers also say where the
@@ -226,6 +229,9 @@ def _servers_json(backends, context):
             "server": s["name"],
             "weight": s["weight"],
             "admin": "maint" if s["disabled"] else "ready",
+            "address": s["address"],
+            "port": s["port"],
+            "checked": b["check"] is not None,
             **({"feedback": feedback_target(b["pool"], s["member"])} if b["feedback"] else {}),
         }
         for b in backends

@@ -3,6 +3,7 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 )
@@ -29,6 +30,14 @@ type Server struct {
 	Weight int `json:"weight"`
 	// Admin is ready or maint.
 	Admin Admin `json:"admin"`
+	// Address and Port are the server's endpoint in haproxy.cfg. A
+	// servers.json written before they were listed has neither; such a
+	// server's endpoint is unknown.
+	Address string `json:"address,omitempty"`
+	Port    int    `json:"port,omitempty"`
+	// Checked says that HAProxy health-checks the server ("check"), so
+	// that a check can bring it up once it is down.
+	Checked bool `json:"checked,omitempty"`
 	// Feedback is where the node agent reads the server's load; set for
 	// the servers of dynamic-least-load pools only.
 	Feedback Feedback `json:"feedback,omitzero"`
@@ -77,6 +86,7 @@ func ParseServers(text string) (Servers, error) {
 }
 
 func (s Server) validate() error {
+	var err error
 	switch {
 	case !haproxyName.MatchString(s.Backend) || !haproxyName.MatchString(s.Server):
 		return fmt.Errorf("bad server name %q: want %s for backend and server", s.Name(), haproxyName)
@@ -84,10 +94,25 @@ func (s Server) validate() error {
 		return fmt.Errorf("%s: weight %d out of 0..%d", s.Name(), s.Weight, MaxWeight)
 	case s.Admin != Ready && s.Admin != Maint:
 		return fmt.Errorf("%s: admin %q, want %q or %q", s.Name(), s.Admin, Ready, Maint)
-	case s.Feedback != Feedback{}:
-		if err := s.Feedback.validate(); err != nil {
-			return fmt.Errorf("%s: %w", s.Name(), err)
-		}
+	case s.Address != "" || s.Port != 0:
+		err = s.validateEndpoint()
+	}
+	if err == nil && s.Feedback != (Feedback{}) {
+		err = s.Feedback.validate()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	return nil
+}
+
+func (s Server) validateEndpoint() error {
+	addr, err := netip.ParseAddr(s.Address)
+	switch {
+	case err != nil || addr.Zone() != "":
+		return fmt.Errorf("address %q: want an IP address", s.Address)
+	case s.Port < 1 || s.Port > 65535:
+		return fmt.Errorf("port %d: want 1 to 65535", s.Port)
 	}
 	return nil
 }

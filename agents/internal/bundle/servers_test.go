@@ -25,6 +25,26 @@ func TestParseServers(t *testing.T) {
 				{Backend: "pool-web", Server: "s2", Weight: 0, Admin: Maint},
 			}},
 		},
+		{
+			name: "endpoint and check",
+			text: `{"structure": "a", "servers": [{"backend": "pool-web", "server": "s1", "weight": 1, "admin": "ready",
+				"address": "2001:db8::2", "port": 8080, "checked": true}]}`,
+			want: Servers{Structure: "a", Servers: []Server{{
+				Backend: "pool-web", Server: "s1", Weight: 1, Admin: Ready, Address: "2001:db8::2", Port: 8080, Checked: true,
+			}}},
+		},
+		{
+			name: "bad address",
+			text: `{"structure": "a", "servers": [{"backend": "b", "server": "s1", "weight": 1, "admin": "ready",
+				"address": "web.example", "port": 80}]}`,
+			wantErr: `b/s1: address "web.example"`,
+		},
+		{
+			name: "address without port",
+			text: `{"structure": "a", "servers": [{"backend": "b", "server": "s1", "weight": 1, "admin": "ready",
+				"address": "10.0.0.1"}]}`,
+			wantErr: "b/s1: port 0",
+		},
 		{name: "no servers", text: `{"structure": "ab12", "servers": []}`, want: Servers{Structure: "ab12", Servers: []Server{}}},
 		{
 			name: "dllc feedback",
