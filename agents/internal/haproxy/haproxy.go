@@ -36,8 +36,9 @@ const (
 	ConfDirEnv = "FULCRUM_CONF_DIR"
 )
 
-// ServerStateFile, in the runtime directory, receives "show servers state"
-// before each reload, for a configuration that sets
+// ServerStateFile, in the runtime directory, receives the server states
+// the next worker starts from before each reload (serverstate.go), for a
+// configuration that sets
 // server-state-file "${FULCRUM_RUN_DIR}/server-state".
 const ServerStateFile = "server-state"
 
@@ -178,11 +179,14 @@ func (m *Manager) MasterAlive() bool {
 }
 
 // Start launches HAProxy from the live config in master-worker daemon mode
-// and waits until the master lists a worker.
+// and waits until the master lists a worker. It starts every server from
+// the configuration: the server state file is as old as the last reload
+// (before a crash, a reboot), too old to trust, so it is removed first.
 func (m *Manager) Start(ctx context.Context) error {
 	if err := os.MkdirAll(m.RunDir, 0o700); err != nil {
 		return err
 	}
+	m.removeServerState()
 	timeout := orDefault(m.StartTimeout, DefaultStartTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -230,7 +234,8 @@ func (m *Manager) launch(ctx context.Context) (string, error) {
 // did. HAProxy 2.6 prints nothing on "reload" and 3.0 prints "Success=N", so
 // the process table decides for both: the master's reload counter must
 // advance, its failed-reload counter must not, and a current worker that was
-// not current before must appear.
+// not current before must appear. The new worker starts each server from
+// the health the current one saw (writeServerState).
 func (m *Manager) Reload(ctx context.Context) error {
 	timeout := orDefault(m.ReloadTimeout, DefaultReloadTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -240,7 +245,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 	if err != nil {
 		return &ReloadError{Reason: "haproxy master is not answering: " + err.Error()}
 	}
-	m.saveServerState(ctx)
+	m.writeServerState(ctx)
 	out, err := cli.Reload(ctx, timeout)
 	if err != nil {
 		return &ReloadError{Reason: "master cli reload: " + err.Error(), Output: out}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -129,12 +130,14 @@ func frontend(ports []int) string {
 	b.WriteString(`global
     master-worker
     stats socket "${FULCRUM_RUN_DIR}/haproxy.sock" mode 600 level admin expose-fd listeners
+    server-state-file "${FULCRUM_RUN_DIR}/server-state"
 .if !defined(FULCRUM_RUN_DIR)
     .alert "FULCRUM_RUN_DIR is not set"
 .endif
 
 defaults
     mode http
+    load-server-state-from-file global
     timeout connect 2s
     timeout client 10s
     timeout server 10s
@@ -154,7 +157,13 @@ type PoolServer struct {
 	// Weight and Maint are its runtime settings.
 	Weight int
 	Maint  bool
+	// Check has HAProxy check it (a TCP connect every CheckInterval, down
+	// after one failure, up after two successes).
+	Check bool
 }
+
+// CheckInterval is the interval of PoolServer's health check.
+const CheckInterval = 100 * time.Millisecond
 
 // Pool renders a bundle as the API's compiler would: a frontend on port
 // balancing round-robin over servers in backend "pool-web", and
@@ -166,11 +175,24 @@ func Pool(port int, servers ...PoolServer) map[string]string {
 		Server  string `json:"server"`
 		Weight  int    `json:"weight"`
 		Admin   string `json:"admin"`
+		Address string `json:"address"`
+		Port    int    `json:"port"`
+		Checked bool   `json:"checked"`
 	}
 	list := make([]entry, 0, len(servers))
 	for _, s := range servers {
 		admin := map[bool]string{false: "ready", true: "maint"}[s.Maint]
-		list = append(list, entry{Backend: "pool-web", Server: s.Name, Weight: s.Weight, Admin: admin})
+		host, port, err := net.SplitHostPort(s.Addr)
+		if err != nil {
+			panic(err)
+		}
+		portNum, err := strconv.Atoi(port)
+		if err != nil {
+			panic(err)
+		}
+		list = append(list, entry{
+			Backend: "pool-web", Server: s.Name, Weight: s.Weight, Admin: admin, Address: host, Port: portNum, Checked: s.Check,
+		})
 	}
 	sum := sha256.Sum256([]byte(poolConfig(port, servers, true)))
 	js, err := json.Marshal(map[string]any{"structure": hex.EncodeToString(sum[:]), "servers": list})
@@ -193,6 +215,9 @@ func poolConfig(port int, servers []PoolServer, masked bool) string {
 		}
 		if masked {
 			settings = "<settings>"
+		}
+		if s.Check {
+			settings += fmt.Sprintf(" check inter %dms fall 1 rise 2", CheckInterval.Milliseconds())
 		}
 		fmt.Fprintf(&b, "    server %s %s %s\n", s.Name, s.Addr, settings)
 	}
