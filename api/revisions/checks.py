@@ -25,6 +25,8 @@ FIREWALL_BASELINES = (
     str(Path(__file__).resolve().parents[2] / "appliance" / "firewall" / "baseline.nft"),
 )
 CHECK_TIMEOUT_S = 30
+# The rendered haproxy.cfg's server-state-file, in FULCRUM_RUN_DIR (agents/internal/haproxy).
+SERVER_STATE_FILE = "server-state"
 # nft needs CAP_NET_ADMIN even to check a script; a user namespace with its own network
 # namespace gives an unprivileged API exactly that, over an empty ruleset of its own.
 _OWN_NETNS = ("unshare", "--user", "--map-root-user", "--net", "--")
@@ -113,12 +115,14 @@ def check_haproxy(files) -> CheckResult:
 
     The files are laid out as the node agent lays them out, in a scratch directory that
     ``FULCRUM_CONF_DIR`` names, so HAProxy opens every map, certificate and page it refers to.
-    Not ``-q``: HAProxy 2.6 then says nothing at all about what it refused.
+    Not ``-q``: HAProxy 2.6 then says nothing at all about what it refused. The scratch
+    directory is also ``FULCRUM_RUN_DIR``, with a server state file holding no server (the
+    node agent's holds its servers' health), or 2.6 would warn that there is none.
     """
     if shutil.which(HAPROXY) is None:
         return CheckResult(False, f"{HAPROXY} is not installed on the API host; cannot check the configuration")
     with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
-        _lay_out(files, scratch)
+        _lay_out(files | {SERVER_STATE_FILE: "1\n"}, scratch)
         env = {**os.environ, "FULCRUM_RUN_DIR": scratch, "FULCRUM_CONF_DIR": scratch}
         result = _run([HAPROXY, "-c", "-f", os.path.join(scratch, "haproxy.cfg")], scratch, env)
     return CheckResult(result.ok, haproxy_says(result.output))

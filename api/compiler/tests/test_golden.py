@@ -59,6 +59,7 @@ def test_render_matches_golden(case, request):
 def test_golden_passes_haproxy_check(case):
     result = check_haproxy(_golden_files(case))
     assert result.ok, result.output
+    assert "server state" not in result.output  # the check lays out an empty state file
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if (GOLDEN / c / "keepalived.conf").exists()])
