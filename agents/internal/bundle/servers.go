@@ -61,12 +61,12 @@ type Servers struct {
 // runtime API line.
 var haproxyName = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
 
-// ParseServers decodes and validates servers.json.
+// ParseServers decodes and validates servers.json. Fields it does not know
+// are left alone: during a rolling upgrade, a newer API's servers.json (a
+// field added for a newer agent) must still apply on this agent.
 func ParseServers(text string) (Servers, error) {
 	var s Servers
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := json.NewDecoder(strings.NewReader(text)).Decode(&s); err != nil {
 		return s, fmt.Errorf("%s: %w", ServersFile, err)
 	}
 	if s.Structure == "" {

@@ -62,7 +62,11 @@ func TestParseServers(t *testing.T) {
 			wantErr: "b/s1: feedback: port 0",
 		},
 		{name: "not json", text: `structure`, wantErr: "invalid character"},
-		{name: "unknown field", text: `{"structure": "ab12", "servers": [], "extra": 1}`, wantErr: "unknown field"},
+		{
+			name: "a newer api's fields are left alone (a rolling upgrade)",
+			text: `{"structure": "ab12", "servers": [{"backend": "b", "server": "s1", "weight": 1, "admin": "ready", "later": 1}], "extra": 1}`,
+			want: Servers{Structure: "ab12", Servers: []Server{{Backend: "b", Server: "s1", Weight: 1, Admin: "ready"}}},
+		},
 		{name: "no structure", text: `{"servers": []}`, wantErr: "no structure hash"},
 		{
 			name:    "command smuggled in a name",
