@@ -174,7 +174,16 @@ def test_a_revision_the_node_cannot_bind_costs_the_other_vips_nothing(service, s
         assert refused == 0, f"{refused} of {len(records)} requests to the untouched VIP failed"
         assert sum(spread(lab, 10).values()) == 10  # the previous revision still serves
         stack.api.delete(f"/api/v1/virtual-services/{clash['id']}/").raise_for_status()
+        # The fix applies at once: the agent long-polls for a revision newer than the refused
+        # one (it paused 30 s after a refusal before: 17-20 s in the issue).
+        t1 = time.monotonic()
         assert stack.apply("remove the clash")["nodes"][0]["state"] == "applied"
+        fixed_after = time.monotonic() - t1
+        print(f"the fix after a refused revision ({case}) applied {fixed_after:.2f} s after it was published")
+        (ARTIFACTS / f"fix-after-refused-{case}.json").write_text(
+            json.dumps({"applied_after_s": round(fixed_after, 3)})
+        )
+        assert fixed_after < 5, f"the fix applied {fixed_after:.1f} s after it was published"
         assert sum(spread(lab, 10).values()) == 10
     finally:
         squatter.kill()
