@@ -110,6 +110,11 @@ def restore(stack, lab):
     for lb in lab.balancers:
         stack.wait_for_daemons(lb)
     lab.wait_for_holders(VIP, {"lb1"}, 20)
+    # The agents must know it too: a fault injected before lb1's agent saw it become master
+    # is reported from the state it knew (backup -> stopped), not as lb1 giving the VIP up.
+    deadline = time.monotonic() + 15
+    while stack.vrrp() != {"lb1": {"front": "master"}, "lb2": {"front": "backup"}} and time.monotonic() < deadline:
+        time.sleep(0.2)
     # A fresh client: what its ARP cache remembers from one test must not decide the next.
     lab.exec("cl", ["ip", "neigh", "flush", "all"], check=True)
 
@@ -203,6 +208,19 @@ def test_keepalived_killed_on_the_master(steady, stack, lab):
     released = GAPS["keepalived SIGKILL"]["lb1_released_after_s"]
     assert released is not None and released <= MASTER_DOWN_S + 1.0, timeline.changes()
     assert_events(stack, since)
+    # lb1's agent started keepalived again and says so (issue 20): the operator sees it.
+    params = {"node": stack.node_name("lb1"), "daemon": "keepalived"}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        listed = stack.api.get("/api/v1/daemon-events/", params=params).json()["results"]
+        events = [e for e in listed if datetime.fromisoformat(e["at"]) >= since]
+        if events:
+            break
+        time.sleep(0.2)
+    assert [(e["outcome"], e["detail"].split(" (")[0]) for e in events] == [
+        ("restarted", "it had stopped; started it again from the live configuration")
+    ], events
+    assert stack.keepalived_pids("lb1")
 
 
 def test_haproxy_killed_on_the_master(steady, stack, lab):
