@@ -17,7 +17,7 @@ import ipaddress
 import json
 from decimal import Decimal
 
-from compiler import rules
+from compiler import names, rules
 
 
 def run_dir(node):
@@ -67,7 +67,7 @@ def vrrp(snap, node):
                 # keepalived always tracks the instance's own interface and warns when told to.
                 "track_interfaces": [i for i in group.track_interfaces if i != interface],
                 "track_haproxy": track_haproxy and group.track_haproxy,
-                "witness": f"fulcrum_witness_{group.name}" if group.witness else "",
+                "witness": names.witness_script(group.name) if group.witness else "",
             }
         )
     return {

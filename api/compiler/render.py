@@ -14,7 +14,7 @@ import ipaddress
 import json
 from dataclasses import dataclass
 
-from compiler import ha
+from compiler import ha, names
 from compiler import rules as limits
 from compiler.errors import VerifyError
 from compiler.feedback import feedback_target
@@ -151,9 +151,9 @@ def _backend(pool, mode, files, pems):
         "servers": [_server(m, pool, weighted, scale) for m in pool.members],
     }
     if pool.tls and pool.tls_verify:
-        backend["tls_ca"] = files.add(f"ca-{pool.tls_ca}.pem", pems[pool.tls_ca].ca)
+        backend["tls_ca"] = files.add(names.ca_file(pool.tls_ca), pems[pool.tls_ca].ca)
     if pool.maintenance_page and mode == "http":
-        backend["maintenance_page"] = files.add(f"pool-{pool.name}.maintenance.html", pool.maintenance_page)
+        backend["maintenance_page"] = files.add(names.maintenance_page_file(pool.name), pool.maintenance_page)
     return backend
 
 
@@ -177,16 +177,17 @@ def _frontend(service, files, pems, floating):
         "ca_file": None,
         "tls": TLS_POLICIES[service.tls_policy],
         "error_pages": [
-            (page, files.add(f"vs-{service.name}.error-{page.status}.http", page.body)) for page in service.error_pages
+            (page, files.add(names.error_page_file(service.name, page.status), page.body))
+            for page in service.error_pages
         ],
         "track": service.rate_limit is not None or service.conn_limit > 0,
         # An HA VIP is local only on the master: bind it anyway, so a takeover needs no reload.
         "floating": " transparent" if vip in floating else "",
     }
     if service.protocol == "https":
-        front["crts"] = [files.add(f"cert-{name}.pem", pems[name].crt) for name in service.certificates]
+        front["crts"] = [files.add(names.certificate_file(name), pems[name].crt) for name in service.certificates]
         if service.client_ca:
-            front["ca_file"] = files.add(f"ca-{service.client_ca}.pem", pems[service.client_ca].ca)
+            front["ca_file"] = files.add(names.ca_file(service.client_ca), pems[service.client_ca].ca)
     return front
 
 
@@ -225,7 +226,7 @@ def _servers_json(backends, context):
     structure = hashlib.sha256(_render({**context, "revision": 0, "backends": masked}).encode()).hexdigest()
     servers = [
         {
-            "backend": f"pool-{b['name']}",
+            "backend": names.backend(b["name"]),
             "server": s["name"],
             "weight": s["weight"],
             "admin": "maint" if s["disabled"] else "ready",

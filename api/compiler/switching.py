@@ -18,6 +18,8 @@ earlier shorter one, after which longest match and first match are the same rule
 import re
 from dataclasses import dataclass, field
 
+from compiler import names
+
 # A run of at least this many map-able rules becomes a map lookup; shorter runs stay ACLs,
 # which read better in the generated file.
 MAP_MIN_RUN = 8
@@ -133,7 +135,7 @@ def _map_entries(kind, rules):
             if value in seen or (kind == "path_prefix" and any(value.startswith(p) for p in seen)):
                 continue  # an earlier rule already takes every request this value would
             seen.append(value)
-            entries.append((value, f"pool-{rule.pool}"))
+            entries.append((value, names.backend(rule.pool)))
     return entries
 
 
@@ -160,7 +162,7 @@ def compile_rules(service):
     for start, form, kind, run in _runs(rules):
         guard = f"!{ROUTED_ACL}" if out.routes else ""
         if form == "map":
-            leaf = f"vs-{service.name}.rules-{start}.map"
+            leaf = names.rules_map_file(service.name, start)
             out.request.append(f"# rules {run[0].name} .. {run[-1].name}: {len(run)} {kind} rules as one map lookup")
             out.maps[leaf] = "".join(f"{key} {backend}\n" for key, backend in _map_entries(kind, run))
             fetch = _FETCH[kind][0]
@@ -174,15 +176,15 @@ def compile_rules(service):
 
 def _compile_rule(out, index, rule, guard):
     out.request.append(f"# rule {rule.name}")
-    names = []
+    tests = []
     for j, cond in enumerate(rule.conditions):
         name = f"r{index}_{j}"
         out.acls.extend(_acl_lines(name, cond))
-        names.append(f"!{name}" if cond.negate else name)
-    condition = " ".join(filter(None, [guard, *names]))
+        tests.append(f"!{name}" if cond.negate else name)
+    condition = " ".join(filter(None, [guard, *tests]))
     action = rule.action
     if action == "use_pool":
-        out.request.append(f"http-request set-var({POOL_VAR}) str(pool-{rule.pool}) if {condition}")
+        out.request.append(f"http-request set-var({POOL_VAR}) str({names.backend(rule.pool)}) if {condition}")
         out.routes = True
     elif action == "redirect":
         location = log_format(rule.redirect_location)

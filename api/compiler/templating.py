@@ -10,6 +10,7 @@ from functools import cache
 
 import jinja2
 
+from compiler import names
 from compiler.switching import conf_file, log_format, quote
 
 # haproxy.cfg words: nothing HAProxy's parser gives meaning to (space, quotes, '#', '$', '\').
@@ -85,6 +86,8 @@ def environment():
     env.filters.update(
         word=haproxy_word,
         address=haproxy_address,
+        frontend=names.frontend,
+        backend=names.backend,
         quote=quote,
         log_format=log_format,
         conf_file=conf_file,
