@@ -66,6 +66,15 @@ class Switching:
     response: list[str] = field(default_factory=list)  # http-response lines
     routes: bool = False  # some rule may set txn.fulcrum_pool
     maps: dict[str, str] = field(default_factory=dict)  # haproxy.d leaf -> content
+    # Each line above -> the part of the service it renders ("rules/<rule>/conditions/0",
+    # "rules/<rule>", "rules" for a map lookup), to read HAProxy's complaints back by.
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def claim(self, since, owner):
+        """Give ``owner`` the lines added since the line counts ``since`` that have none."""
+        for lines, count in zip((self.acls, self.request, self.response), since, strict=True):
+            for line in lines[count:]:
+                self.fields.setdefault(line, owner)
 
 
 def quote(text):
@@ -161,17 +170,24 @@ def compile_rules(service):
     rules = [r for r in service.rules if r.enabled]
     for start, form, kind, run in _runs(rules):
         guard = f"!{ROUTED_ACL}" if out.routes else ""
+        since = (len(out.acls), len(out.request), len(out.response))
         if form == "map":
-            leaf = names.rules_map_file(service.name, start)
-            out.request.append(f"# rules {run[0].name} .. {run[-1].name}: {len(run)} {kind} rules as one map lookup")
-            out.maps[leaf] = "".join(f"{key} {backend}\n" for key, backend in _map_entries(kind, run))
-            fetch = _FETCH[kind][0]
-            lookup = f"{fetch},{_MAP_CONVERTER[kind]}({conf_file(leaf)})"
-            out.request.append(f"http-request set-var({POOL_VAR}) {lookup}" + (f" if {guard}" if guard else ""))
-            out.routes = True
-            continue
-        _compile_rule(out, start, run[0], guard)
+            _compile_map(out, service, start, kind, run, guard)
+            out.claim(since, "rules")
+        else:
+            _compile_rule(out, start, run[0], guard)
+            out.claim(since, f"rules/{run[0].name}")
     return out
+
+
+def _compile_map(out, service, start, kind, run, guard):
+    leaf = names.rules_map_file(service.name, start)
+    out.request.append(f"# rules {run[0].name} .. {run[-1].name}: {len(run)} {kind} rules as one map lookup")
+    out.maps[leaf] = "".join(f"{key} {backend}\n" for key, backend in _map_entries(kind, run))
+    fetch = _FETCH[kind][0]
+    lookup = f"{fetch},{_MAP_CONVERTER[kind]}({conf_file(leaf)})"
+    out.request.append(f"http-request set-var({POOL_VAR}) {lookup}" + (f" if {guard}" if guard else ""))
+    out.routes = True
 
 
 def _compile_rule(out, index, rule, guard):
@@ -179,7 +195,9 @@ def _compile_rule(out, index, rule, guard):
     tests = []
     for j, cond in enumerate(rule.conditions):
         name = f"r{index}_{j}"
-        out.acls.extend(_acl_lines(name, cond))
+        for line in _acl_lines(name, cond):
+            out.acls.append(line)
+            out.fields[line] = f"rules/{rule.name}/conditions/{j}"
         tests.append(f"!{name}" if cond.negate else name)
     condition = " ".join(filter(None, [guard, *tests]))
     action = rule.action

@@ -87,6 +87,13 @@ def check_keepalived(files) -> CheckResult:
     return result
 
 
+def complaints(output):
+    """The lines of a check's output that are about the files: keepalived's about what
+    only the node has (see above) are left out."""
+    lines = (line.strip() for line in output.splitlines())
+    return [line for line in lines if line and not _NODE_LOCAL.search(line)]
+
+
 def only_node_local(output):
     """Whether keepalived's complaints are all about what only the node has (see above)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
