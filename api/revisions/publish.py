@@ -6,6 +6,7 @@ so a configuration HAProxy would reject never reaches an agent.
 
 import copy
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import DatabaseError, OperationalError, connection, transaction
@@ -16,8 +17,9 @@ from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
 from cluster.models import Node
 from compiler import VerifyError, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict
+from compiler.locate import Complaint, locate_haproxy, locate_keepalived
 from compiler.render import CertificateFiles
-from revisions.checks import check_haproxy, check_keepalived, check_nftables
+from revisions.checks import check_haproxy, check_keepalived, check_nftables, complaints
 from revisions.choices import ConfirmState
 from revisions.diff import object_changes
 from revisions.models import NodeRevision, Revision
@@ -31,11 +33,46 @@ _SERIALIZATION_FAILURE = "40001"
 
 
 class PublishError(Exception):
-    """The revision was not published; ``problems`` is a list of (path, message)."""
+    """The revision was not published; ``problems`` is a list of (path, message), and
+    ``refusal`` the daemon's refusal they come from, when a daemon refused the files."""
 
-    def __init__(self, problems):
+    def __init__(self, problems, refusal=None):
         self.problems = problems
+        self.refusal = refusal
         super().__init__("; ".join(f"{p}: {m}" for p, m in problems))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A daemon refused a node's files: all it said, and each complaint read back to the
+    object and field it concerns (compiler.locate)."""
+
+    daemon: str
+    node: str
+    output: str
+    complaints: tuple[Complaint, ...]
+
+    def entries(self):
+        """(path, message, the daemon's words) per complaint. One that names none of the
+        operator's objects is the node's: nodes/<node>/<daemon>."""
+        node_path = f"nodes/{self.node}/{self.daemon}"
+        said = self.complaints or (Complaint(self.output),)
+        return [(c.path or node_path, f"{self.daemon} rejected the configuration: {c.said}", c.said) for c in said]
+
+    def problems(self):
+        return [(path, message) for path, message, _ in self.entries()]
+
+
+def refusal(daemon, node, snap, files, output):
+    """``daemon``'s refusal of ``node``'s ``files``, rendered from ``snap``, with its ``output``."""
+    said = complaints(output)
+    if daemon == "haproxy":
+        located = locate_haproxy(snap, files, said)
+    elif daemon == "keepalived":
+        located = locate_keepalived(snap, node, files, said)
+    else:
+        located = []
+    return Refusal(daemon, node, output, tuple(located))
 
 
 def _pems(snapshot):
@@ -66,8 +103,8 @@ def compile_for_node(snapshot, node_name):
     for daemon, check in (("haproxy", check_haproxy), ("keepalived", check_keepalived), ("nftables", check_nftables)):
         result = check(files)
         if not result.ok:
-            path = f"nodes/{node_name}/{daemon}"
-            raise PublishError([(path, f"{daemon} rejected the configuration: {result.output}")])
+            refused = refusal(daemon, node_name, snap, files, result.output)
+            raise PublishError(refused.problems(), refused)
     return {name: content.decode() for name, content in files.items()}
 
 

@@ -57,10 +57,12 @@ PARK_VRID = 1_000
 
 
 class RestoreError(Exception):
-    """Nothing was restored; ``problems`` is a list of (path, message)."""
+    """Nothing was restored; ``problems`` is a list of (path, message), and ``refusal`` the
+    daemon's refusal they come from, when a daemon refused the files (publish.Refusal)."""
 
-    def __init__(self, problems):
+    def __init__(self, problems, refusal=None):
         self.problems = list(problems)
+        self.refusal = refusal
         super().__init__("; ".join(f"{p}: {m}" for p, m in self.problems))
 
 
@@ -143,7 +145,7 @@ def _check_files():
         for name in names:
             compile_for_node(frozen, name)
     except PublishError as err:
-        raise RestoreError(err.problems) from err
+        raise RestoreError(err.problems, err.refusal) from err
 
 
 class Plan:

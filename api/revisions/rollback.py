@@ -65,7 +65,7 @@ def _restore_and_publish(snapshot, number, author, message):
     try:
         return store(freeze(last_number() + 1), author, message, rollback_of=number)
     except PublishError as err:
-        raise RestoreError(err.problems) from err
+        raise RestoreError(err.problems, err.refusal) from err
 
 
 def confirm(revision):

@@ -3877,14 +3877,39 @@ type ProxyProtocolEnum string
 
 // PublishError defines model for PublishError.
 type PublishError struct {
-	Detail   string           `json:"detail"`
-	Problems []PublishProblem `json:"problems"`
+	// DaemonOutput All the daemon said, when a daemon refused the files; null otherwise.
+	DaemonOutput *string          `json:"daemon_output"`
+	Detail       string           `json:"detail"`
+	Problems     []PublishProblem `json:"problems"`
 }
 
-// PublishProblem defines model for PublishProblem.
+// PublishProblem One reason for a refusal (revisions.problems): the object and field at fault, and,
+// when a daemon refused the files, the daemon's own words.
 type PublishProblem struct {
+	// Daemon haproxy, keepalived or nftables: the daemon whose check refused the files.
+	Daemon *string `json:"daemon"`
+
+	// DaemonMessage The daemon's complaint in its own words, without process IDs.
+	DaemonMessage *string `json:"daemon_message"`
+
+	// Field The field inside the object: members/s1/address, health_check; empty: the object.
+	Field string `json:"field"`
+
+	// Id The object's id; null when no such object exists now.
+	Id      *int   `json:"id"`
 	Message string `json:"message"`
-	Path    string `json:"path"`
+
+	// Name The object's name; empty for ipvs-sync.
+	Name *string `json:"name"`
+
+	// Node The node whose files the daemon refused.
+	Node *string `json:"node"`
+
+	// Object The kind of object the path names: virtual-service, pool, certificate, ha-group, node or ipvs-sync; null when it names none.
+	Object *string `json:"object"`
+
+	// Path The object and field, as the API names them: pools/web/members/s1/address. nodes/<node>/<daemon> when the daemon named none of the operator's objects.
+	Path string `json:"path"`
 }
 
 // ReadOnlyEnum * `standby` - standby

@@ -24,6 +24,7 @@ from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.choices import ConfirmState
 from revisions.models import NodeRevision, Revision
+from revisions.problems import refused_body
 from revisions.publish import PublishError, node_revision, publish_node_standby
 from revisions.rollback import confirm_deadline, expire_confirmations
 
@@ -59,8 +60,8 @@ class NodeViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
         try:
             revision = publish_node_standby(node, serializer.validated_data["standby"], request.user)
         except PublishError as err:
-            problems = [{"path": p, "message": m} for p, m in err.problems]
-            return Response({"detail": "Not changed.", "problems": problems}, status=status.HTTP_409_CONFLICT)
+            body = refused_body("Not changed.", err.problems, err.refusal)
+            return Response(body, status=status.HTTP_409_CONFLICT)
         node.refresh_from_db()
         return Response({"node": serializers.NodeSerializer(node).data, "revision": revision.number})
 

@@ -87,13 +87,39 @@ class RevisionDetailSerializer(RevisionSerializer):
 
 
 class PublishProblemSerializer(serializers.Serializer):
-    path = serializers.CharField()
+    """One reason for a refusal (revisions.problems): the object and field at fault, and,
+    when a daemon refused the files, the daemon's own words."""
+
+    path = serializers.CharField(
+        help_text="The object and field, as the API names them: pools/web/members/s1/address. "
+        "nodes/<node>/<daemon> when the daemon named none of the operator's objects."
+    )
     message = serializers.CharField()
+    object = serializers.CharField(
+        allow_null=True,
+        help_text="The kind of object the path names: virtual-service, pool, certificate, ha-group, node or "
+        "ipvs-sync; null when it names none.",
+    )
+    name = serializers.CharField(allow_null=True, allow_blank=True, help_text="The object's name; empty for ipvs-sync.")
+    id = serializers.IntegerField(allow_null=True, help_text="The object's id; null when no such object exists now.")
+    field = serializers.CharField(
+        allow_blank=True, help_text="The field inside the object: members/s1/address, health_check; empty: the object."
+    )
+    daemon = serializers.CharField(
+        allow_null=True, help_text="haproxy, keepalived or nftables: the daemon whose check refused the files."
+    )
+    node = serializers.CharField(allow_null=True, help_text="The node whose files the daemon refused.")
+    daemon_message = serializers.CharField(
+        allow_null=True, help_text="The daemon's complaint in its own words, without process IDs."
+    )
 
 
 class PublishErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
     problems = PublishProblemSerializer(many=True)
+    daemon_output = serializers.CharField(
+        allow_null=True, help_text="All the daemon said, when a daemon refused the files; null otherwise."
+    )
 
 
 class FieldChangeSerializer(serializers.Serializer):

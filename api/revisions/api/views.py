@@ -15,6 +15,7 @@ from revisions import backup
 from revisions.api import serializers
 from revisions.diff import file_changes, object_changes
 from revisions.models import Revision
+from revisions.problems import refused_body
 from revisions.publish import PublishError, node_files, pending_changes, publish
 from revisions.restore import RestoreError, restore
 from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
@@ -23,8 +24,8 @@ NOT_PUBLISHED = OpenApiResponse(serializers.PublishErrorSerializer, "not publish
 
 
 def _problems(detail, err, code=status.HTTP_400_BAD_REQUEST):
-    problems = [{"path": p, "message": m} for p, m in err.problems]
-    return Response({"detail": detail, "problems": problems}, status=code)
+    # A backup document that does not read has problems, but no daemon refused anything.
+    return Response(refused_body(detail, err.problems, getattr(err, "refusal", None)), status=code)
 
 
 @extend_schema_view(

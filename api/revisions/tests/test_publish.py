@@ -65,7 +65,9 @@ class PublishTest(APITestCase):
         with mock.patch("revisions.publish.render_haproxy", return_value=broken):
             response = self.client.post("/api/v1/revisions/", {"message": "bad"}, format="json")
         self.assertEqual(response.status_code, 400)
+        # The daemon named a section that is none of the operator's: the node's files.
         self.assertEqual(response.data["problems"][0]["path"], "nodes/lb1/haproxy")
+        self.assertEqual(response.data["problems"][0]["object"], "node")
         # In HAProxy's own words (haproxy -c -q says nothing on 2.6), without its notices.
         message = response.data["problems"][0]["message"]
         self.assertIn("haproxy rejected the configuration: ALERT: config : parsing [<check>/haproxy.cfg:2]", message)
@@ -73,6 +75,36 @@ class PublishTest(APITestCase):
         self.assertNotIn("NOTICE", message)
         self.assertFalse(Revision.objects.exists())
         self.assertFalse(NodeRevision.objects.exists())
+
+    def test_a_refusal_names_the_object_and_field_and_quotes_haproxy(self):
+        # The API takes pages up to 64 KiB; HAProxy refuses one its buffer (16 KiB) cannot hold.
+        pool = Pool.objects.get(name="web")
+        response = self.client.patch(f"/api/v1/pools/{pool.pk}/", {"maintenance_page": "x" * 20000}, format="json")
+        self.assertEqual(response.status_code, 200, response.data)
+        response = self.client.post("/api/v1/revisions/", {"message": "big page"}, format="json")
+        self.assertEqual(response.status_code, 400, response.data)
+        [problem] = response.data["problems"]
+        self.assertEqual(problem["path"], "pools/web/maintenance_page")
+        self.assertEqual((problem["object"], problem["name"], problem["id"]), ("pool", "web", pool.pk))
+        self.assertEqual((problem["field"], problem["daemon"], problem["node"]), ("maintenance_page", "haproxy", "lb1"))
+        # HAProxy's words, its place in the generated file included; all it said stays available.
+        said = problem["daemon_message"]
+        self.assertRegex(said, r"^ALERT: config : parsing \[<check>/haproxy.cfg:\d+\] : http-error")
+        self.assertIn("'<check>/haproxy.d/pool-web.maintenance.html' exceeds the buffer size", said)
+        self.assertEqual(problem["message"], f"haproxy rejected the configuration: {said}")
+        self.assertIn(said, response.data["daemon_output"])
+        self.assertFalse(Revision.objects.exists())
+
+    def test_a_refusal_by_the_compiler_names_the_object_too(self):
+        VirtualService.objects.filter(name="web").update(port=0)
+        response = self.client.post("/api/v1/revisions/", {"message": "bad"}, format="json")
+        self.assertEqual(response.status_code, 400, response.data)
+        problem = next(p for p in response.data["problems"] if p["path"] == "virtual-services/web/port")
+        self.assertEqual((problem["object"], problem["name"], problem["field"]), ("virtual-service", "web", "port"))
+        self.assertEqual(problem["id"], VirtualService.objects.get(name="web").pk)
+        self.assertEqual(
+            (problem["daemon"], problem["daemon_message"], response.data["daemon_output"]), (None, None, None)
+        )
 
     def test_the_bundle_opens_the_service_in_the_node_firewall(self):
         self.client.post("/api/v1/revisions/", {"message": "first"}, format="json")

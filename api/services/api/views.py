@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from fulcrum.concurrency import VersionedViewSetMixin
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
+from revisions.problems import refused_body
 from revisions.publish import PublishError, publish_member_runtime
 from services.api import serializers
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
@@ -88,8 +89,8 @@ class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
         try:
             revision = publish_member_runtime(member, serializer.validated_data, request.user)
         except PublishError as err:
-            problems = [{"path": p, "message": m} for p, m in err.problems]
-            return Response({"detail": "Not changed.", "problems": problems}, status=status.HTTP_409_CONFLICT)
+            body = refused_body("Not changed.", err.problems, err.refusal)
+            return Response(body, status=status.HTTP_409_CONFLICT)
         member.refresh_from_db()
         return Response({"member": serializers.MemberSerializer(member).data, "revision": revision.number})
 

@@ -3422,10 +3422,31 @@ export interface components {
         PublishError: {
             detail: string;
             problems: components["schemas"]["PublishProblem"][];
+            /** @description All the daemon said, when a daemon refused the files; null otherwise. */
+            daemon_output: string | null;
         };
+        /**
+         * @description One reason for a refusal (revisions.problems): the object and field at fault, and,
+         *     when a daemon refused the files, the daemon's own words.
+         */
         PublishProblem: {
+            /** @description The object and field, as the API names them: pools/web/members/s1/address. nodes/<node>/<daemon> when the daemon named none of the operator's objects. */
             path: string;
             message: string;
+            /** @description The kind of object the path names: virtual-service, pool, certificate, ha-group, node or ipvs-sync; null when it names none. */
+            object: string | null;
+            /** @description The object's name; empty for ipvs-sync. */
+            name: string | null;
+            /** @description The object's id; null when no such object exists now. */
+            id: number | null;
+            /** @description The field inside the object: members/s1/address, health_check; empty: the object. */
+            field: string;
+            /** @description haproxy, keepalived or nftables: the daemon whose check refused the files. */
+            daemon: string | null;
+            /** @description The node whose files the daemon refused. */
+            node: string | null;
+            /** @description The daemon's complaint in its own words, without process IDs. */
+            daemon_message: string | null;
         };
         /**
          * @description * `standby` - standby

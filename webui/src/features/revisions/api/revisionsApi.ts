@@ -1,5 +1,5 @@
 import { ApiError, api, isRecord, unwrap } from '@/lib/api';
-import type { Pending, PublishError, Revision, RevisionDiff } from '../types';
+import type { Pending, PublishError, PublishProblem, Revision, RevisionDiff } from '../types';
 
 export type RevisionPage = { count: number; results: Revision[] };
 
@@ -46,10 +46,32 @@ export function rollbackToRevision(id: number, message = ''): Promise<Revision> 
   return unwrap(api.POST('/api/v1/revisions/{id}/rollback/', { params: { path: { id } }, body: message ? { message } : {} }));
 }
 
-/** The compiler's or HAProxy's reasons when an apply was refused (400 `{detail, problems}`). */
+/** The compiler's or a daemon's reasons when an apply was refused (400 `{detail, problems, daemon_output}`). */
 export function publishProblems(error: unknown): PublishError | null {
   if (!(error instanceof ApiError) || error.status !== 400 || !isRecord(error.body)) return null;
-  const { detail, problems } = error.body;
+  const { detail, problems, daemon_output: output } = error.body;
   if (!Array.isArray(problems)) return null;
-  return { detail: typeof detail === 'string' ? detail : 'Not published.', problems: problems.filter(isRecord).map((p) => ({ path: String(p.path ?? ''), message: String(p.message ?? '') })) };
+  return {
+    detail: typeof detail === 'string' ? detail : 'Not published.',
+    problems: problems.filter(isRecord).map(publishProblem),
+    daemon_output: textOrNull(output),
+  };
+}
+
+function textOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function publishProblem(p: Record<string, unknown>): PublishProblem {
+  return {
+    path: String(p.path ?? ''),
+    message: String(p.message ?? ''),
+    object: textOrNull(p.object),
+    name: textOrNull(p.name),
+    id: typeof p.id === 'number' ? p.id : null,
+    field: textOrNull(p.field) ?? '',
+    daemon: textOrNull(p.daemon),
+    node: textOrNull(p.node),
+    daemon_message: textOrNull(p.daemon_message),
+  };
 }
