@@ -63,6 +63,13 @@ class NodeRevision(models.Model):
     files = models.JSONField(editable=False, help_text="Rendered file name -> text, as checked by the daemons.")
     state = models.CharField(max_length=16, choices=NodeRevisionState.choices, default=NodeRevisionState.PENDING)
     message = models.TextField(blank=True)
+    problems = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="The complaints of a failed report that name a place in the node's files, read back to the "
+        "objects at fault (revisions.problems.report_problems).",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

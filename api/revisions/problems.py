@@ -7,7 +7,10 @@ the daemon, the node and the daemon's own words.
 
 from certificates.models import Certificate
 from cluster.models import HaGroup, Node
+from compiler import VerifyError, snapshot_from_dict
 from compiler.errors import split_path
+from compiler.locate import locate_haproxy, locate_keepalived
+from revisions.checks import complaints, haproxy_says
 from services.models import Pool, VirtualService
 
 _MODELS = {
@@ -25,6 +28,10 @@ def problem_rows(problems, refusal=None):
         entries = [(path, message, refusal.daemon, refusal.node, said) for path, message, said in refusal.entries()]
     else:
         entries = [(path, message, None, None, None) for path, message in problems]
+    return _rows(entries)
+
+
+def _rows(entries):
     rows = []
     for path, message, daemon, node, said in entries:
         kind, name, field = split_path(path)
@@ -41,6 +48,31 @@ def refused_body(detail, problems, refusal=None):
         "problems": problem_rows(problems, refusal),
         "daemon_output": refusal.output if refusal is not None else None,
     }
+
+
+def report_problems(node_revision, message):
+    """The problems a node's failure report names: the lines of its ``message`` in which
+    HAProxy or keepalived named a place in the node's copy of the files, or one of the
+    sections they were rendered from, read back to the objects. The rest stays in the
+    message, which is kept as the agent sent it."""
+    try:
+        snap = snapshot_from_dict(node_revision.revision.snapshot)
+    except VerifyError:  # an old snapshot this compiler no longer reads: the message says it all
+        return []
+    node, files = node_revision.node.name, node_revision.files
+    said = complaints(haproxy_says(message))
+    located = {}
+    for daemon, found in (
+        ("keepalived", locate_keepalived(snap, node, files, said)),
+        ("haproxy", locate_haproxy(snap, files, said)),
+    ):
+        for complaint in found:
+            if complaint.pinned and complaint.path:
+                located.setdefault(complaint.said, (daemon, complaint.path))
+    entries = [
+        (path, f"{daemon} rejected the configuration: {s}", daemon, node, s) for s, (daemon, path) in located.items()
+    ]
+    return _rows(entries)
 
 
 def _add_ids(rows):

@@ -2763,6 +2763,9 @@ type NodeRevision struct {
 	Message *string `json:"message,omitempty"`
 	Node    *string `json:"node,omitempty"`
 
+	// Problems A failed report's complaints that HAProxy or keepalived made about a place in the node's files, with the object and field at fault; the rest is in message.
+	Problems *[]PublishProblem `json:"problems,omitempty"`
+
 	// RunningRevision The revision the node actually runs: its last good one.
 	RunningRevision *int                   `json:"running_revision,omitempty"`
 	State           *NodeRevisionStateEnum `json:"state,omitempty"`
@@ -3884,32 +3887,32 @@ type PublishError struct {
 }
 
 // PublishProblem One reason for a refusal (revisions.problems): the object and field at fault, and,
-// when a daemon refused the files, the daemon's own words.
+// when a daemon refused the files, the daemon's own words. Only ever answered: read-only.
 type PublishProblem struct {
 	// Daemon haproxy, keepalived or nftables: the daemon whose check refused the files.
-	Daemon *string `json:"daemon"`
+	Daemon *string `json:"daemon,omitempty"`
 
 	// DaemonMessage The daemon's complaint in its own words, without process IDs.
-	DaemonMessage *string `json:"daemon_message"`
+	DaemonMessage *string `json:"daemon_message,omitempty"`
 
 	// Field The field inside the object: members/s1/address, health_check; empty: the object.
-	Field string `json:"field"`
+	Field *string `json:"field,omitempty"`
 
 	// Id The object's id; null when no such object exists now.
-	Id      *int   `json:"id"`
-	Message string `json:"message"`
+	Id      *int    `json:"id,omitempty"`
+	Message *string `json:"message,omitempty"`
 
 	// Name The object's name; empty for ipvs-sync.
-	Name *string `json:"name"`
+	Name *string `json:"name,omitempty"`
 
 	// Node The node whose files the daemon refused.
-	Node *string `json:"node"`
+	Node *string `json:"node,omitempty"`
 
 	// Object The kind of object the path names: virtual-service, pool, certificate, ha-group, node or ipvs-sync; null when it names none.
-	Object *string `json:"object"`
+	Object *string `json:"object,omitempty"`
 
 	// Path The object and field, as the API names them: pools/web/members/s1/address. nodes/<node>/<daemon> when the daemon named none of the operator's objects.
-	Path string `json:"path"`
+	Path *string `json:"path,omitempty"`
 }
 
 // ReadOnlyEnum * `standby` - standby

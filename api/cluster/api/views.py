@@ -22,9 +22,9 @@ from cluster.models import DaemonEvent, HaEvent, HaGroup, IpvsSync, JoinCode, No
 from fulcrum.concurrency import IF_MATCH, VersionedViewSetMixin, bump, check_version, expected_version
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
-from revisions.choices import ConfirmState
+from revisions.choices import ConfirmState, NodeRevisionState
 from revisions.models import NodeRevision, Revision
-from revisions.problems import refused_body
+from revisions.problems import refused_body, report_problems
 from revisions.publish import PublishError, node_revision, publish_node_standby
 from revisions.rollback import confirm_deadline, expire_confirmations
 
@@ -205,12 +205,18 @@ class AgentReportView(AgentView):
         report = serializers.AgentReportSerializer(data=request.data)
         report.is_valid(raise_exception=True)
         node = request.auth
-        copy = NodeRevision.objects.filter(node=node, revision__number=report.validated_data["revision"]).first()
+        copy = (
+            NodeRevision.objects.select_related("revision", "node")
+            .filter(node=node, revision__number=report.validated_data["revision"])
+            .first()
+        )
         if copy is None:
             raise NotFound("This node was never sent that revision.")
         copy.state = report.validated_data["state"]
         copy.message = report.validated_data["message"]
-        copy.save(update_fields=["state", "message", "updated_at"])
+        failed = copy.state == NodeRevisionState.FAILED
+        copy.problems = report_problems(copy, copy.message) if failed else []
+        copy.save(update_fields=["state", "message", "problems", "updated_at"])
         if copy.state == "applied":
             Node.objects.filter(pk=node.pk).update(applied_revision=copy.revision)
         return Response(status=status.HTTP_204_NO_CONTENT)

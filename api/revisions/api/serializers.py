@@ -9,12 +9,56 @@ from revisions.choices import ConfirmState, NodeRevisionState
 from revisions.models import NodeRevision, Revision
 
 
+class PublishProblemSerializer(serializers.Serializer):
+    """One reason for a refusal (revisions.problems): the object and field at fault, and,
+    when a daemon refused the files, the daemon's own words. Only ever answered: read-only."""
+
+    path = serializers.CharField(
+        read_only=True,
+        help_text="The object and field, as the API names them: pools/web/members/s1/address. "
+        "nodes/<node>/<daemon> when the daemon named none of the operator's objects.",
+    )
+    message = serializers.CharField(read_only=True)
+    object = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="The kind of object the path names: virtual-service, pool, certificate, ha-group, node or "
+        "ipvs-sync; null when it names none.",
+    )
+    name = serializers.CharField(
+        read_only=True, allow_null=True, allow_blank=True, help_text="The object's name; empty for ipvs-sync."
+    )
+    id = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="The object's id; null when no such object exists now."
+    )
+    field = serializers.CharField(
+        read_only=True,
+        allow_blank=True,
+        help_text="The field inside the object: members/s1/address, health_check; empty: the object.",
+    )
+    daemon = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="haproxy, keepalived or nftables: the daemon whose check refused the files.",
+    )
+    node = serializers.CharField(read_only=True, allow_null=True, help_text="The node whose files the daemon refused.")
+    daemon_message = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The daemon's complaint in its own words, without process IDs."
+    )
+
+
 class NodeRevisionSerializer(serializers.ModelSerializer):
     """One node's outcome for a revision: a failed apply says why, and the node keeps
     running its last good revision (``running_revision``)."""
 
     node = serializers.CharField(source="node.name", read_only=True)
     message = serializers.CharField(read_only=True, help_text="The agent's report: what it did, or why it failed.")
+    problems = PublishProblemSerializer(
+        many=True,
+        read_only=True,
+        help_text="A failed report's complaints that HAProxy or keepalived made about a place in the node's "
+        "files, with the object and field at fault; the rest is in message.",
+    )
     running_revision = serializers.IntegerField(
         source="node.applied_revision.number",
         read_only=True,
@@ -25,7 +69,7 @@ class NodeRevisionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = NodeRevision
-        fields = ["node", "state", "message", "running_revision", "updated_at"]
+        fields = ["node", "state", "message", "problems", "running_revision", "updated_at"]
         read_only_fields = fields
 
 
@@ -84,34 +128,6 @@ class RevisionDetailSerializer(RevisionSerializer):
     class Meta(RevisionSerializer.Meta):
         fields = RevisionSerializer.Meta.fields + ["snapshot"]
         read_only_fields = RevisionSerializer.Meta.read_only_fields + ["snapshot"]
-
-
-class PublishProblemSerializer(serializers.Serializer):
-    """One reason for a refusal (revisions.problems): the object and field at fault, and,
-    when a daemon refused the files, the daemon's own words."""
-
-    path = serializers.CharField(
-        help_text="The object and field, as the API names them: pools/web/members/s1/address. "
-        "nodes/<node>/<daemon> when the daemon named none of the operator's objects."
-    )
-    message = serializers.CharField()
-    object = serializers.CharField(
-        allow_null=True,
-        help_text="The kind of object the path names: virtual-service, pool, certificate, ha-group, node or "
-        "ipvs-sync; null when it names none.",
-    )
-    name = serializers.CharField(allow_null=True, allow_blank=True, help_text="The object's name; empty for ipvs-sync.")
-    id = serializers.IntegerField(allow_null=True, help_text="The object's id; null when no such object exists now.")
-    field = serializers.CharField(
-        allow_blank=True, help_text="The field inside the object: members/s1/address, health_check; empty: the object."
-    )
-    daemon = serializers.CharField(
-        allow_null=True, help_text="haproxy, keepalived or nftables: the daemon whose check refused the files."
-    )
-    node = serializers.CharField(allow_null=True, help_text="The node whose files the daemon refused.")
-    daemon_message = serializers.CharField(
-        allow_null=True, help_text="The daemon's complaint in its own words, without process IDs."
-    )
 
 
 class PublishErrorSerializer(serializers.Serializer):

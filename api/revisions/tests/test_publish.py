@@ -184,6 +184,33 @@ class AgentProtocolTest(APITestCase):
         copy = NodeRevision.objects.get(revision__number=second)
         self.assertEqual((copy.state, copy.message), ("failed", "reload failed: port in use"))
 
+    def test_a_failed_report_names_the_objects_haproxy_named_on_the_node(self):
+        number = self.publish()
+        copy = NodeRevision.objects.get(revision__number=number)
+        line = 1 + copy.files["haproxy.cfg"].split("\n").index("    server s2 10.77.2.12:80 weight 1 check")
+        said = f"[/var/lib/fulcrum-agent/sets/r{number}/haproxy.cfg:{line}] : 'server pool-web/s2' : could not resolve"
+        message = (
+            "haproxy rejected the configuration:\n"
+            f"[ALERT]    (4711) : config : {said} address 'web2.internal'.\n"
+            "[ALERT]    (4711) : config : Failed to initialize server(s) addr.\n"
+            "bind 10.77.100.10:80: bind: address already in use"
+        )
+        body = {"revision": number, "state": "failed", "message": message}
+        self.assertEqual(self.agent.post("/api/v1/agent/reports/", body, format="json").status_code, 204)
+        [node] = self.admin.get("/api/v1/revisions/").data["results"][0]["nodes"]
+        self.assertEqual(node["message"], message)
+        located = {p["path"]: p for p in node["problems"]}
+        self.assertEqual(sorted(located), ["pools/web/members/s2/address", "virtual-services/web/vip"])
+        server = located["pools/web/members/s2/address"]
+        self.assertEqual((server["object"], server["name"], server["id"]), ("pool", "web", Pool.objects.get().pk))
+        self.assertEqual((server["daemon"], server["node"]), ("haproxy", "lb1"))
+        self.assertEqual(server["daemon_message"], f"ALERT: config : {said} address 'web2.internal'.")
+        self.assertEqual(located["virtual-services/web/vip"]["daemon_message"], message.split("\n")[-1])
+        # A later success clears them.
+        body = {"revision": number, "state": "applied", "message": "applied"}
+        self.agent.post("/api/v1/agent/reports/", body, format="json")
+        self.assertEqual(NodeRevision.objects.get(revision__number=number).problems, [])
+
     def test_node_added_after_publish_gets_a_checked_bundle(self):
         number = self.publish()
         late = self.admin.post("/api/v1/nodes/", {"name": "lb2"}, format="json").data["token"]

@@ -2529,6 +2529,8 @@ export interface components {
             readonly state: components["schemas"]["NodeRevisionStateEnum"];
             /** @description The agent's report: what it did, or why it failed. */
             readonly message: string;
+            /** @description A failed report's complaints that HAProxy or keepalived made about a place in the node's files, with the object and field at fault; the rest is in message. */
+            readonly problems: components["schemas"]["PublishProblem"][];
             /** @description The revision the node actually runs: its last good one. */
             readonly running_revision: number | null;
             /** Format: date-time */
@@ -3427,26 +3429,26 @@ export interface components {
         };
         /**
          * @description One reason for a refusal (revisions.problems): the object and field at fault, and,
-         *     when a daemon refused the files, the daemon's own words.
+         *     when a daemon refused the files, the daemon's own words. Only ever answered: read-only.
          */
         PublishProblem: {
             /** @description The object and field, as the API names them: pools/web/members/s1/address. nodes/<node>/<daemon> when the daemon named none of the operator's objects. */
-            path: string;
-            message: string;
+            readonly path: string;
+            readonly message: string;
             /** @description The kind of object the path names: virtual-service, pool, certificate, ha-group, node or ipvs-sync; null when it names none. */
-            object: string | null;
+            readonly object: string | null;
             /** @description The object's name; empty for ipvs-sync. */
-            name: string | null;
+            readonly name: string | null;
             /** @description The object's id; null when no such object exists now. */
-            id: number | null;
+            readonly id: number | null;
             /** @description The field inside the object: members/s1/address, health_check; empty: the object. */
-            field: string;
+            readonly field: string;
             /** @description haproxy, keepalived or nftables: the daemon whose check refused the files. */
-            daemon: string | null;
+            readonly daemon: string | null;
             /** @description The node whose files the daemon refused. */
-            node: string | null;
+            readonly node: string | null;
             /** @description The daemon's complaint in its own words, without process IDs. */
-            daemon_message: string | null;
+            readonly daemon_message: string | null;
         };
         /**
          * @description * `standby` - standby

@@ -8,7 +8,7 @@ import { ApplyPanel } from './ApplyPanel';
 const at = '2026-11-22T10:00:00Z';
 
 function revision(state: 'pending' | 'applied' | 'failed', message = ''): Revision {
-  return { id: 9, number: 4, message: 'add web', author: 'admin', created_at: at, rollback_of: null, confirm_by: null, confirm_state: 'none', confirm_problem: '', nodes: [{ node: 'lb1', state, message, running_revision: state === 'applied' ? 4 : 3, updated_at: at }], live: state === 'applied' };
+  return { id: 9, number: 4, message: 'add web', author: 'admin', created_at: at, rollback_of: null, confirm_by: null, confirm_state: 'none', confirm_problem: '', nodes: [{ node: 'lb1', state, message, problems: [], running_revision: state === 'applied' ? 4 : 3, updated_at: at }], live: state === 'applied' };
 }
 
 describe('ApplyPanel', () => {

@@ -11,9 +11,9 @@ describe('NodeResults', () => {
       <NodeResults
         revisionNumber={7}
         nodes={[
-          { node: 'lb1', state: 'applied', message: '', running_revision: 4, updated_at: at },
-          { node: 'lb2', state: 'pending', message: '', running_revision: 3, updated_at: at },
-          { node: 'lb3', state: 'failed', message: 'haproxy -c: unknown keyword', running_revision: 3, updated_at: at },
+          { node: 'lb1', state: 'applied', message: '', problems: [], running_revision: 4, updated_at: at },
+          { node: 'lb2', state: 'pending', message: '', problems: [], running_revision: 3, updated_at: at },
+          { node: 'lb3', state: 'failed', message: 'haproxy -c: unknown keyword', problems: [], running_revision: 3, updated_at: at },
         ]}
       />,
     );

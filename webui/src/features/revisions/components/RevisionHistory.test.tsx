@@ -9,7 +9,7 @@ import { RevisionHistory } from './RevisionHistory';
 const at = '2026-11-22T10:00:00Z';
 
 function revision(number: number, states: ('pending' | 'applied' | 'failed')[], live: boolean): Revision {
-  const nodes = states.map((state, i) => ({ node: `lb${i + 1}`, state, message: '', running_revision: null, updated_at: at }));
+  const nodes = states.map((state, i) => ({ node: `lb${i + 1}`, state, message: '', problems: [], running_revision: null, updated_at: at }));
   return { id: number, number, message: `r${number}`, author: 'admin', created_at: at, rollback_of: null, confirm_by: null, confirm_state: 'none', confirm_problem: '', nodes, live };
 }
 

@@ -3,7 +3,7 @@ import type { NodeResult, Revision } from '../types';
 export const at = '2026-11-22T10:00:00Z';
 
 export function nodeResult(fields: Partial<NodeResult> = {}): NodeResult {
-  return { node: 'lb1', state: 'applied', message: '', running_revision: null, updated_at: at, ...fields };
+  return { node: 'lb1', state: 'applied', message: '', problems: [], running_revision: null, updated_at: at, ...fields };
 }
 
 /** A revision as the API lists it; id = number + 100, so a test notices ids and numbers mixed up. */
