@@ -35,6 +35,8 @@ async function stubApi(page: Page, answers: Record<string, { status: number; bod
 }
 
 test('a refused apply lists the problems per object', async ({ page }) => {
+  const said =
+    "ALERT: config : parsing [<check>/haproxy.cfg:57] : http-error : file '<check>/haproxy.d/pool-web.maintenance.html' exceeds the buffer size (20000 > 16384)";
   await stubApi(page, {
     'GET revisions/': { status: 200, body: list([]) },
     'POST revisions/': {
@@ -42,19 +44,22 @@ test('a refused apply lists the problems per object', async ({ page }) => {
       body: {
         detail: 'Not published.',
         problems: [
-          { path: 'virtual-services/web/default_pool', message: "pool 'gone' does not exist" },
-          { path: 'nodes/lb1/haproxy.cfg', message: "haproxy rejected the configuration: [ALERT] parsing [haproxy.cfg:31]: 'server s1' unknown keyword" },
+          { path: 'virtual-services/web/default_pool', message: "pool 'gone' does not exist", object: 'virtual-service', name: 'web', id: 1, field: 'default_pool', daemon: null, node: null, daemon_message: null },
+          { path: 'pools/web/maintenance_page', message: `haproxy rejected the configuration: ${said}`, object: 'pool', name: 'web', id: 1, field: 'maintenance_page', daemon: 'haproxy', node: 'lb1', daemon_message: said },
         ],
+        daemon_output: `${said}\nALERT: config : Error(s) found in configuration file : <check>/haproxy.cfg\nALERT: config : Fatal errors found in configuration.`,
       },
     },
   });
   await page.goto('/revisions');
   await page.getByRole('button', { name: 'Apply', exact: true }).click();
   await expect(page.getByRole('alert')).toContainText('Not applied');
+  await expect(page.getByRole('alert').getByRole('link', { name: 'Pool web' })).toHaveAttribute('href', '/pools/1');
   await snap(page, '30-apply-refused');
 });
 
 test('a node that failed shows its message', async ({ page }) => {
+  const bindSaid = 'bind 10.77.100.10:80: bind: address already in use';
   const revision = {
     id: 9,
     number: 12,
@@ -67,9 +72,18 @@ test('a node that failed shows its message', async ({ page }) => {
     confirm_by: null,
     confirm_problem: '',
     nodes: [
-      { node: 'lb1', state: 'applied', message: '', updated_at: at },
-      { node: 'lb2', state: 'failed', message: 'reload failed: cannot bind socket [10.77.100.10:80]; restored revision 11', updated_at: at },
-      { node: 'lb3', state: 'pending', message: '', updated_at: at },
+      { node: 'lb1', state: 'applied', message: '', problems: [], running_revision: 12, updated_at: at },
+      {
+        node: 'lb2',
+        state: 'failed',
+        message: `haproxy rejected the configuration:\n${bindSaid}\n(tried on the node before reloading: nothing was reloaded, the running configuration keeps serving)`,
+        problems: [
+          { path: 'virtual-services/web/vip', message: `haproxy rejected the configuration: ${bindSaid}`, object: 'virtual-service', name: 'web', id: 1, field: 'vip', daemon: 'haproxy', node: 'lb2', daemon_message: bindSaid },
+        ],
+        running_revision: 11,
+        updated_at: at,
+      },
+      { node: 'lb3', state: 'pending', message: '', problems: [], running_revision: 11, updated_at: at },
     ],
   };
   await stubApi(page, {
@@ -82,7 +96,7 @@ test('a node that failed shows its message', async ({ page }) => {
     await page.goto('/revisions');
     await page.getByLabel('Message').fill('drain s2');
     await page.getByRole('button', { name: 'Apply', exact: true }).click();
-    await expect(page.getByRole('region', { name: /Revision 12/ }).getByRole('row', { name: /^lb2/ })).toContainText('reload failed');
+    await expect(page.getByRole('region', { name: /Revision 12/ }).getByRole('row', { name: /^lb2/ })).toContainText('haproxy on lb2 said');
     await snap(page, `31-apply-node-failed-${scheme}`);
   }
 });

@@ -41,15 +41,17 @@ describe('ApplyPanel', () => {
     expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('reload failed: bind 10.0.0.1:80');
   });
 
-  it('lists the problems of a refused apply, per object path', async () => {
+  it('lists the problems of a refused apply, per object', async () => {
+    const said = 'ALERT: config : parsing [<check>/haproxy.cfg:2] : unknown keyword';
     mockApi('POST', '/api/v1/revisions/', {
       status: 400,
       body: {
         detail: 'Not published.',
         problems: [
-          { path: 'pools/web/members/s1/port', message: '0 is outside 1..65535' },
-          { path: 'nodes/lb1/haproxy.cfg', message: 'haproxy rejected the configuration: [ALERT] ...' },
+          { path: 'pools/web/members/s1/port', message: '0 is outside 1..65535', object: 'pool', name: 'web', id: 3, field: 'members/s1/port', daemon: null, node: null, daemon_message: null },
+          { path: 'nodes/lb1/haproxy', message: `haproxy rejected the configuration: ${said}`, object: 'node', name: 'lb1', id: 1, field: 'haproxy', daemon: 'haproxy', node: 'lb1', daemon_message: said },
         ],
+        daemon_output: said,
       },
     });
     const { user } = renderWithProviders(<ApplyPanel />);
@@ -58,9 +60,10 @@ describe('ApplyPanel', () => {
     expect(alert).toHaveTextContent('Not applied: Not published.');
     const items = within(alert).getAllByRole('listitem');
     expect(items).toHaveLength(2);
-    expect(items[0]).toHaveTextContent('pools/web/members/s1/port0 is outside 1..65535');
-    expect(within(items[0]!).getByRole('link', { name: 'pools/web/members/s1/port' })).toHaveAttribute('href', '/pools');
-    expect(items[1]).toHaveTextContent('haproxy rejected the configuration');
+    expect(items[0]).toHaveTextContent('Pool webmembers/s1/port0 is outside 1..65535');
+    expect(within(items[0]!).getByRole('link', { name: 'Pool web' })).toHaveAttribute('href', '/pools/3');
+    expect(items[1]).toHaveTextContent(`haproxy on lb1 said: ${said}`);
+    expect(within(items[1]!).getByRole('link', { name: 'Node lb1' })).toHaveAttribute('href', '/nodes');
     expect(screen.queryByRole('region', { name: /Revision/ })).not.toBeInTheDocument();
   });
 

@@ -1,19 +1,6 @@
-import { Link } from 'react-router-dom';
-import { Alert } from '@/components';
+import { Alert, ScrollText } from '@/components';
 import type { PublishError } from '../types';
-
-// The first segment of a problem's path names the kind of object; link to its list.
-const SECTIONS: Record<string, string> = {
-  'virtual-services': '/services',
-  pools: '/pools',
-  nodes: '/nodes',
-  'ha-groups': '/ha',
-  'ipvs-sync': '/nodes',
-};
-
-function sectionLink(path: string): string | undefined {
-  return SECTIONS[path.split('/')[0] ?? ''];
-}
+import { ProblemList } from './ProblemList';
 
 type ApplyProblemsProps = {
   error: PublishError;
@@ -23,26 +10,23 @@ type ApplyProblemsProps = {
   intro?: string;
 };
 
-/** Why an apply (or a rollback) was refused: one line per object path, as the compiler or HAProxy said it. */
+/** Why an apply (or a rollback) was refused: each object at fault, as the compiler or a daemon said it. */
 export function ApplyProblems({
   error,
   title = 'Not applied',
   intro = 'Nothing was published; the nodes keep running the previous revision. Fix these and apply again:',
 }: ApplyProblemsProps) {
+  const daemon = error.problems.find((p) => p.daemon)?.daemon ?? 'the daemon';
   return (
     <Alert tone="error" title={`${title}: ${error.detail}`}>
       <p>{intro}</p>
-      <ul className="problems">
-        {error.problems.map((problem, index) => {
-          const to = sectionLink(problem.path);
-          return (
-            <li key={`${problem.path}-${index}`}>
-              <code>{to ? <Link to={to}>{problem.path}</Link> : problem.path}</code>
-              <span>{problem.message}</span>
-            </li>
-          );
-        })}
-      </ul>
+      <ProblemList problems={error.problems} />
+      {error.daemon_output ? (
+        <details className="daemon-output">
+          <summary>Everything {daemon} said</summary>
+          <ScrollText label={`What ${daemon} said`} className="message" text={error.daemon_output} />
+        </details>
+      ) : null}
     </Alert>
   );
 }

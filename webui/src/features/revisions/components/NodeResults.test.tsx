@@ -25,5 +25,17 @@ describe('NodeResults', () => {
     expect(row('lb3')).toHaveTextContent('failed');
     expect(row('lb3')).toHaveTextContent('haproxy -c: unknown keyword');
     expect(screen.getByRole('status')).toHaveTextContent('3 nodes: 1 applied, 1 failed, 1 pending.');
+    expect(within(table).queryByRole('list')).not.toBeInTheDocument();
+  });
+
+  it("names the objects a failed node's daemon complained about, linked", () => {
+    const said = "bind 10.77.100.10:80: bind: address already in use";
+    const problem = { path: 'virtual-services/web/vip', message: `haproxy rejected the configuration: ${said}`, object: 'virtual-service', name: 'web', id: 5, field: 'vip', daemon: 'haproxy', node: 'lb3', daemon_message: said };
+    renderWithProviders(
+      <NodeResults revisionNumber={7} nodes={[{ node: 'lb3', state: 'failed', message: `haproxy rejected the configuration:\n${said}`, problems: [problem], running_revision: 6, updated_at: at }]} />,
+    );
+    const row = screen.getByRole('row', { name: /^lb3/ });
+    expect(within(row).getByRole('link', { name: 'Virtual service web' })).toHaveAttribute('href', '/services/5');
+    expect(within(row).getByRole('listitem')).toHaveTextContent(`Virtual service webviphaproxy on lb3 said: ${said}`);
   });
 });

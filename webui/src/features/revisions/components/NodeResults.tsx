@@ -1,6 +1,7 @@
 import { Badge, type BadgeTone, ScrollText } from '@/components';
 import { formatDateTime } from '@/lib/format';
 import type { NodeResult, NodeResultState } from '../types';
+import { ProblemList } from './ProblemList';
 
 const TONE: Record<NodeResultState, BadgeTone> = { pending: 'info', applied: 'success', failed: 'danger' };
 
@@ -45,6 +46,7 @@ export function NodeResults({ nodes, revisionNumber }: { nodes: readonly NodeRes
               </td>
               <td className={node.state === 'failed' ? 'message-failed' : 'muted'}>
                 {node.message ? <ScrollText label={`Message from ${node.node}`} className="message" text={node.message} /> : node.state === 'pending' ? 'Waiting for the agent…' : '—'}
+                {node.problems.length ? <ProblemList problems={node.problems} /> : null}
               </td>
               <td className="muted nowrap">{formatDateTime(node.updated_at)}</td>
             </tr>
