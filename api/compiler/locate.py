@@ -319,7 +319,8 @@ class _HAProxyFiles:
             if server in members:
                 return f"{section.path}/members/{server}"
             return _join(section.path, self._directive_field(section, said, quoted))
-        words = [w.strip("[]:,") for w in said.split()]
+        # "bind [2001:db8::1]:80: ..." (the agent's bind check), "... [10.0.0.1:80]" (HAProxy's).
+        words = [v for w in said.split() for v in (w.rstrip(":,"), w.strip("[]:,"))]
         return next((self.binds[w] for w in words if w in self.binds), "")
 
     @staticmethod

@@ -171,6 +171,14 @@ def test_a_revision_the_node_cannot_bind_costs_the_other_vips_nothing(service, s
         assert node["state"] == "failed", node
         address = f"[{vip}]:80" if ":" in vip else f"{vip}:80"
         assert f"bind {address}: {words}" in node["message"], node["message"]
+        # ... and the API names the service whose listener it is (revisions.problems).
+        [problem] = node["problems"]
+        assert (problem["path"], problem["daemon"], problem["node"]) == (
+            "virtual-services/taken/vip",
+            "haproxy",
+            stack.node,
+        )
+        assert problem["daemon_message"] == f"bind {address}: {words}", problem
         assert refused == 0, f"{refused} of {len(records)} requests to the untouched VIP failed"
         assert sum(spread(lab, 10).values()) == 10  # the previous revision still serves
         stack.api.delete(f"/api/v1/virtual-services/{clash['id']}/").raise_for_status()

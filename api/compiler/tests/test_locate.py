@@ -216,6 +216,12 @@ def test_haproxy_words_from_a_node(said, path):
     assert complaint.path == path and complaint.pinned
 
 
+def test_an_ipv6_listener_the_node_refused():
+    snap, files = _case("ipv6-and-states")
+    said = "bind [2001:db8::10]:443: bind: cannot assign requested address"
+    assert [c.path for c in locate_haproxy(snap, files, [said])] == ["virtual-services/v6/vip"]
+
+
 def test_every_frontend_and_backend_line_of_the_golden_files_has_a_field():
     """The tables follow the template: a line they do not know would name only its section."""
     unknown = []
