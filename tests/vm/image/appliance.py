@@ -236,15 +236,13 @@ class Appliance:
         return f"tap-{self.mac[-2:]}"
 
     def stop(self):
+        """The end of the guest: its disk is a throwaway overlay, so QEMU is killed rather than
+        waited for through a shutdown under emulation (tens of seconds each, for nothing)."""
         if self in booted:
             booted.remove(self)
         if self.qemu and self.qemu.poll() is None:
-            try:
-                self.ssh("systemctl poweroff", check=False, timeout=20)
-                self.qemu.wait(timeout=120)
-            except (subprocess.TimeoutExpired, OSError):
-                self.qemu.kill()
-                self.qemu.wait()
+            self.qemu.kill()
+            self.qemu.wait()
         if self._sock:
             self._sock.close()
         if self.serial:
