@@ -228,6 +228,7 @@ SPECTACULAR_SETTINGS = {
         "RoleEnum": "accounts.choices.Role",
         "ReplicationRoleEnum": "cluster.replication.ROLES",
         "ReplicationStateEnum": "cluster.replication.STATES",
+        "ApplyRefusalEnum": "revisions.choices.ApplyRefusal",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -15,3 +15,9 @@ class ConfirmState(models.TextChoices):
     CONFIRMED = "confirmed", "Confirmed"
     ROLLED_BACK = "rolled-back", "Rolled back"
     ROLLBACK_FAILED = "rollback-failed", "Rollback failed"
+
+
+class ApplyRefusal(models.TextChoices):
+    """Why an apply published nothing, as a word for programs (the detail is for people)."""
+
+    NOTHING_TO_APPLY = "nothing_to_apply", "Nothing to apply"

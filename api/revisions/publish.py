@@ -75,6 +75,18 @@ def refusal(daemon, node, snap, files, output):
     return Refusal(daemon, node, output, tuple(located))
 
 
+class NothingToApply(Exception):
+    """An apply without force found no pending change: the objects are those of revision
+    ``base`` (None: there are no objects and no revision yet). Nothing was published."""
+
+    def __init__(self, base):
+        self.base = base
+        if base is None:
+            super().__init__("nothing to apply: there are no objects and no revision yet")
+        else:
+            super().__init__(f"nothing to apply: the configuration is the same as revision {base}")
+
+
 def _pems(snapshot):
     """The stored PEMs of the certificates ``snapshot`` names, matched by fingerprint so an
     old revision never compiles with different bytes than it was built from."""
@@ -85,11 +97,15 @@ def _pems(snapshot):
     }
 
 
-def pending_changes():
-    """What an apply would change now: the last published revision (None before the first)
-    and the objects that differ from it (revisions.diff.object_changes)."""
+def pending_changes(snapshot=None):
+    """What an apply would change: the last published revision (None before the first) and
+    the objects of ``snapshot`` that differ from it (revisions.diff.object_changes).
+
+    Without ``snapshot``, the current objects as readers see them (services.snapshot.current:
+    the pending endpoint and the console's banner); publish passes the snapshot it froze, so
+    "nothing pending" is decided the same way for both."""
     last = Revision.objects.only("number", "snapshot").order_by("-number").first()
-    return last, object_changes(last.snapshot if last else {}, current())
+    return last, object_changes(last.snapshot if last else {}, current() if snapshot is None else snapshot)
 
 
 def compile_for_node(snapshot, node_name):
@@ -152,16 +168,21 @@ def retrying(function, attempts=3):
     raise AssertionError("unreachable")
 
 
-def publish(author, message, confirm_within_s=None):
+def publish(author, message, confirm_within_s=None, force=False):
     """Create, check and publish the next revision; raise PublishError and store nothing on failure.
 
+    Without ``force``, objects equal to the last revision's raise NothingToApply, and nothing
+    changes; ``force`` publishes them again (the nodes get the same configuration anew).
     With ``confirm_within_s`` the revision awaits confirmation (see revisions.rollback).
     Publishing confirms a revision that awaits one, as a new commit does on Junos.
     """
     with publishing():
-        number = last_number() + 1
+        snapshot = freeze(last_number() + 1)
+        last, changes = pending_changes(snapshot)
+        if not changes and not force:
+            raise NothingToApply(last.number if last else None)
         settle_awaiting(ConfirmState.CONFIRMED)
-        return store(freeze(number), author, message, confirm_within_s=confirm_within_s)
+        return store(snapshot, author, message, confirm_within_s=confirm_within_s)
 
 
 def settle_awaiting(state):

@@ -107,6 +107,21 @@ func (e AlgorithmEnum) Valid() bool {
 	}
 }
 
+// Defines values for ApplyRefusalEnum.
+const (
+	ApplyRefusalEnumNothingToApply ApplyRefusalEnum = "nothing_to_apply"
+)
+
+// Valid indicates whether the value is a known member of the ApplyRefusalEnum enum.
+func (e ApplyRefusalEnum) Valid() bool {
+	switch e {
+	case ApplyRefusalEnumNothingToApply:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ChangeEnum.
 const (
 	Added   ChangeEnum = "added"
@@ -1395,6 +1410,9 @@ type ApiTokenRequest struct {
 	// * `admin` - Admin (everything)
 	Role *RoleEnum `json:"role,omitempty"`
 }
+
+// ApplyRefusalEnum * `nothing_to_apply` - Nothing to apply
+type ApplyRefusalEnum string
 
 // AuditEntry One audit entry.
 type AuditEntry struct {
@@ -2809,6 +2827,16 @@ type NotAwaiting struct {
 	Detail       string           `json:"detail"`
 }
 
+// NothingToApply defines model for NothingToApply.
+type NothingToApply struct {
+	// BaseRevision The revision the objects equal; null: no objects and no revision yet.
+	BaseRevision *int `json:"base_revision"`
+
+	// Code * `nothing_to_apply` - Nothing to apply
+	Code   ApplyRefusalEnum `json:"code"`
+	Detail string           `json:"detail"`
+}
+
 // NullEnum defines model for NullEnum.
 type NullEnum = interface{}
 
@@ -4070,8 +4098,11 @@ type RevisionDiff struct {
 // nested-write guard is for related objects, not for a column's shape.
 type RevisionRequest struct {
 	// ConfirmWithinS Apply with confirm: unless confirmed (confirm/) within this many seconds (10-3600), the objects go back to the previous revision, published as a new one.
-	ConfirmWithinS *int    `json:"confirm_within_s,omitempty"`
-	Message        *string `json:"message,omitempty"`
+	ConfirmWithinS *int `json:"confirm_within_s,omitempty"`
+
+	// Force Publish even when nothing changed since the last revision (409 nothing_to_apply otherwise): the nodes get the same configuration again as a new revision.
+	Force   *bool   `json:"force,omitempty"`
+	Message *string `json:"message,omitempty"`
 }
 
 // RevisionRollbackRequest A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields.
@@ -7577,15 +7608,17 @@ type ClientInterface interface {
 	// RevisionsCreateWithBody performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-	// itself unless confirmed in time; a new apply confirms a revision that awaits.
+	// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+	// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+	// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 	RevisionsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RevisionsCreate performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
-	// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-	// itself unless confirmed in time; a new apply confirms a revision that awaits.
+	// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+	// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+	// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 	RevisionsCreate(ctx context.Context, body RevisionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RevisionsPendingRetrieve performs a GET /api/v1/revisions/pending/ (the `RevisionsPendingRetrieve` operationId) request.
@@ -9589,8 +9622,9 @@ func (c *Client) RevisionsList(ctx context.Context, params *RevisionsListParams,
 // RevisionsCreateWithBody performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request,
 // with any type of body and a specified content type.
 //
-// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-// itself unless confirmed in time; a new apply confirms a revision that awaits.
+// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 func (c *Client) RevisionsCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevisionsCreateRequestWithBody(c.Server, contentType, body)
 	if err != nil {
@@ -9606,8 +9640,9 @@ func (c *Client) RevisionsCreateWithBody(ctx context.Context, contentType string
 // RevisionsCreate performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request.
 // Takes a body of the `application/json` content type.
 //
-// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-// itself unless confirmed in time; a new apply confirms a revision that awaits.
+// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 func (c *Client) RevisionsCreate(ctx context.Context, body RevisionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevisionsCreateRequest(c.Server, body)
 	if err != nil {
@@ -16533,8 +16568,9 @@ type ClientWithResponsesInterface interface {
 	// RevisionsCreateWithBodyWithResponse performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-	// itself unless confirmed in time; a new apply confirms a revision that awaits.
+	// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+	// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+	// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	RevisionsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevisionsCreateResponse, error)
@@ -16542,8 +16578,9 @@ type ClientWithResponsesInterface interface {
 	// RevisionsCreateWithResponse performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-	// itself unless confirmed in time; a new apply confirms a revision that awaits.
+	// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+	// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+	// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 	RevisionsCreateWithResponse(ctx context.Context, body RevisionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RevisionsCreateResponse, error)
 
 	// RevisionsPendingRetrieveWithResponse performs a GET /api/v1/revisions/pending/ (the `RevisionsPendingRetrieve` operationId) request.
@@ -22319,6 +22356,8 @@ type RevisionsCreateResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *NothingToApply
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -22343,6 +22382,11 @@ func (r RevisionsCreateResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r RevisionsCreateResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RevisionsCreateResponse) GetJSON409() *NothingToApply {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -25918,8 +25962,9 @@ func (c *ClientWithResponses) RevisionsListWithResponse(ctx context.Context, par
 // RevisionsCreateWithBodyWithResponse performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request,
 // with any type of body and a specified content type.
 //
-// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-// itself unless confirmed in time; a new apply confirms a revision that awaits.
+// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) RevisionsCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevisionsCreateResponse, error) {
@@ -25933,8 +25978,9 @@ func (c *ClientWithResponses) RevisionsCreateWithBodyWithResponse(ctx context.Co
 // RevisionsCreateWithResponse performs a POST /api/v1/revisions/ (the `RevisionsCreate` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Apply: publish the current objects. With confirm_within_s the revision rolls back by
-// itself unless confirmed in time; a new apply confirms a revision that awaits.
+// Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+// nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+// rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
 func (c *ClientWithResponses) RevisionsCreateWithResponse(ctx context.Context, body RevisionsCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RevisionsCreateResponse, error) {
 	rsp, err := c.RevisionsCreate(ctx, body, reqEditors...)
 	if err != nil {
@@ -30890,6 +30936,13 @@ func ParseRevisionsCreateResponse(rsp *http.Response) (*RevisionsCreateResponse,
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest NothingToApply
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge

@@ -59,7 +59,7 @@ class ConfirmByInBundleTest(APITestCase):
     def test_an_awaiting_revision_carries_its_deadline_as_rfc3339(self):
         _apply(self.admin)
         before = timezone.now()
-        awaiting = _apply(self.admin, confirm_within_s=30)
+        awaiting = _apply(self.admin, confirm_within_s=30, force=True)
         body = _poll(self.agent, 1).json()
         self.assertEqual(body["revision"], 2)
         confirm_by = datetime.fromisoformat(body["confirm_by"])  # RFC 3339: with its offset
@@ -70,13 +70,13 @@ class ConfirmByInBundleTest(APITestCase):
 
     def test_a_confirmed_revision_no_longer_carries_it(self):
         _apply(self.admin)
-        awaiting = _apply(self.admin, confirm_within_s=30)
+        awaiting = _apply(self.admin, confirm_within_s=30, force=True)
         self.assertEqual(self.admin.post(f"/api/v1/revisions/{awaiting['id']}/confirm/").status_code, 200)
         self.assertIsNone(_poll(self.agent, 1).data["confirm_by"])
 
     def test_a_node_watching_the_deadline_hears_of_the_confirmation_at_once(self):
         _apply(self.admin)
-        awaiting = _apply(self.admin, confirm_within_s=30)
+        awaiting = _apply(self.admin, confirm_within_s=30, force=True)
         self.admin.post(f"/api/v1/revisions/{awaiting['id']}/confirm/")
         started = time.monotonic()
         response = _poll(self.agent, 2, wait=10, awaiting=1)
@@ -98,7 +98,7 @@ class ConfirmByInBundleTest(APITestCase):
 
     def test_the_report_of_a_node_that_went_back_is_kept(self):
         _apply(self.admin)
-        _apply(self.admin, confirm_within_s=30)
+        _apply(self.admin, confirm_within_s=30, force=True)
         for number in (1, 2):
             _poll(self.agent, number - 1)
             body = {"revision": number, "state": "applied", "message": "applied haproxy.cfg"}
@@ -124,7 +124,7 @@ class ConfirmDuringPollTest(TransactionTestCase):
     def test_a_node_watching_the_deadline_waits_while_it_awaits(self):
         admin, agent = _appliance()
         _apply(admin)
-        _apply(admin, confirm_within_s=30)
+        _apply(admin, confirm_within_s=30, force=True)
         started = time.monotonic()
         self.assertEqual(_poll(agent, 2, wait=1, awaiting=1).status_code, 204)
         self.assertGreaterEqual(time.monotonic() - started, 0.9)
@@ -132,7 +132,7 @@ class ConfirmDuringPollTest(TransactionTestCase):
     def test_a_poll_watching_the_deadline_wakes_when_someone_confirms(self):
         admin, agent = _appliance()
         _apply(admin)
-        awaiting = _apply(admin, confirm_within_s=30)
+        awaiting = _apply(admin, confirm_within_s=30, force=True)
         answer = {}
 
         def poll():

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from cluster.models import Node
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
 from revisions.backup import FORMAT
-from revisions.choices import ConfirmState, NodeRevisionState
+from revisions.choices import ApplyRefusal, ConfirmState, NodeRevisionState
 from revisions.models import NodeRevision, Revision
 
 
@@ -80,6 +80,12 @@ class RevisionSerializer(StrictModelSerializer):
     )  # fmt: skip
     nodes = NodeRevisionSerializer(source="node_states", many=True, read_only=True)
     live = serializers.SerializerMethodField(help_text="Every registered node has applied this revision.")
+    force = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="Publish even when nothing changed since the last revision (409 nothing_to_apply "
+        "otherwise): the nodes get the same configuration again as a new revision.",
+    )
 
     class Meta:
         model = Revision
@@ -96,6 +102,7 @@ class RevisionSerializer(StrictModelSerializer):
             "confirm_by",
             "confirm_state",
             "confirm_problem",
+            "force",
         ]
         read_only_fields = [
             "id",
@@ -135,6 +142,14 @@ class PublishErrorSerializer(serializers.Serializer):
     problems = PublishProblemSerializer(many=True)
     daemon_output = serializers.CharField(
         allow_null=True, help_text="All the daemon said, when a daemon refused the files; null otherwise."
+    )
+
+
+class NothingToApplySerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    code = serializers.ChoiceField(choices=ApplyRefusal.choices)
+    base_revision = serializers.IntegerField(
+        allow_null=True, help_text="The revision the objects equal; null: no objects and no revision yet."
     )
 
 

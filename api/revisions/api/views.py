@@ -13,10 +13,11 @@ from cluster.models import Node
 from fulcrum.pagination import int_param
 from revisions import backup
 from revisions.api import serializers
+from revisions.choices import ApplyRefusal
 from revisions.diff import file_changes, object_changes
 from revisions.models import Revision
 from revisions.problems import refused_body
-from revisions.publish import PublishError, node_files, pending_changes, publish
+from revisions.publish import NothingToApply, PublishError, node_files, pending_changes, publish
 from revisions.restore import RestoreError, restore
 from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
 
@@ -55,17 +56,29 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         if self.action in ("list", "retrieve", "pending"):
             expire_confirmations()
 
-    @extend_schema(responses={201: serializers.RevisionSerializer, 400: NOT_PUBLISHED})
+    @extend_schema(
+        responses={
+            201: serializers.RevisionSerializer,
+            400: NOT_PUBLISHED,
+            409: OpenApiResponse(
+                serializers.NothingToApplySerializer, "nothing to apply: the objects are the last revision's"
+            ),
+        }
+    )
     def create(self, request, *args, **kwargs):
-        """Apply: publish the current objects. With confirm_within_s the revision rolls back by
-        itself unless confirmed in time; a new apply confirms a revision that awaits."""
+        """Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+        nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+        rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits."""
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            revision = publish(request.user, data.get("message", ""), data.get("confirm_within_s"))
+            revision = publish(request.user, data.get("message", ""), data.get("confirm_within_s"), data["force"])
         except PublishError as err:
             return _problems("Not published.", err)
+        except NothingToApply as err:
+            body = {"detail": str(err), "code": ApplyRefusal.NOTHING_TO_APPLY, "base_revision": err.base}
+            return Response(body, status=status.HTTP_409_CONFLICT)
         revision = self.get_queryset().get(pk=revision.pk)
         return Response(self.get_serializer(revision).data, status=status.HTTP_201_CREATED)
 

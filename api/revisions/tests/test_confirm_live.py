@@ -12,7 +12,7 @@ from django.test import TransactionTestCase
 from django.utils import timezone
 
 from revisions.models import Revision
-from revisions.publish import publish
+from revisions.publish import NothingToApply, publish
 from revisions.rollback import expire_confirmations
 from revisions.tests.configuration import admin_client, agent_client, build, post
 from services.models import Member
@@ -69,7 +69,7 @@ class ConfirmDeadlineTest(TransactionTestCase):
 
     def test_a_poll_before_the_deadline_does_not_roll_back(self):
         post(self.admin, "revisions/", {})
-        awaiting = post(self.admin, "revisions/", {"confirm_within_s": 10})
+        awaiting = post(self.admin, "revisions/", {"confirm_within_s": 10, "force": True})
         response = agent_client(self.tokens["lb1"]).get(f"/api/v1/agent/desired/?known={awaiting['number']}&wait=1")
         self.assertEqual(response.status_code, 204)
         self.assertEqual(Revision.objects.get(number=2).confirm_state, "awaiting")
@@ -85,5 +85,12 @@ class ConfirmDeadlineTest(TransactionTestCase):
         self.assertEqual(Revision.objects.count(), 3)
 
     def test_concurrent_applies_get_the_next_numbers(self):
-        results = at_once(lambda: publish(None, "together"), count=3)
+        results = at_once(lambda: publish(None, "together", force=True), count=3)
         self.assertEqual(sorted(r.number for r in results if isinstance(r, Revision)), [1, 2, 3], results)
+
+    def test_of_concurrent_applies_of_the_same_change_one_publishes(self):
+        """Each decides what is pending under the publish lock: the others find nothing left."""
+        results = at_once(lambda: publish(None, "together"), count=3)
+        self.assertEqual([r.number for r in results if isinstance(r, Revision)], [1], results)
+        self.assertEqual([r.base for r in results if isinstance(r, NothingToApply)], [1, 1], results)
+        self.assertEqual(Revision.objects.count(), 1)

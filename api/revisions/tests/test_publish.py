@@ -5,6 +5,7 @@ from unittest import mock
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient, APITestCase
 
+from accounts.models import AuditEntry
 from cluster.models import Node
 from revisions.checks import check_haproxy, check_nftables
 from revisions.models import NodeRevision, Revision
@@ -130,8 +131,91 @@ class PublishTest(APITestCase):
 
     def test_numbers_increase(self):
         for _ in range(3):
-            self.client.post("/api/v1/revisions/", {}, format="json")
+            self.client.post("/api/v1/revisions/", {"force": True}, format="json")
         self.assertEqual(sorted(Revision.objects.values_list("number", flat=True)), [1, 2, 3])
+
+
+class NothingToApplyTest(APITestCase):
+    """An apply with nothing pending (as revisions/pending/ says) publishes nothing, unless forced."""
+
+    def setUp(self):
+        user = get_user_model().objects.create_superuser("ops", password="correct horse battery")
+        self.client.force_authenticate(user)
+        make_service()
+        Node(name="lb1").save()
+
+    def apply(self, **body):
+        return self.client.post("/api/v1/revisions/", body, format="json")
+
+    def pending(self):
+        return self.client.get("/api/v1/revisions/pending/").data["pending"]
+
+    def test_applying_twice_answers_nothing_to_apply_and_publishes_nothing(self):
+        self.assertEqual(self.apply(message="first").status_code, 201)
+        self.assertFalse(self.pending())
+        last_entry = AuditEntry.objects.order_by("-id").first().pk
+        response = self.apply(message="again")
+        self.assertEqual(response.status_code, 409, response.data)
+        self.assertEqual(
+            response.json(),
+            {
+                "detail": "nothing to apply: the configuration is the same as revision 1",
+                "code": "nothing_to_apply",
+                "base_revision": 1,
+            },
+        )
+        self.assertEqual(list(Revision.objects.values_list("number", flat=True)), [1])
+        self.assertEqual(NodeRevision.objects.count(), 1)
+        # The audit log keeps the refused attempt, as it keeps every refused write: no publish.
+        (entry,) = AuditEntry.objects.filter(pk__gt=last_entry)
+        self.assertEqual((entry.action, entry.status_code, entry.object_id, entry.changes), ("apply", 409, "", {}))
+
+    def test_force_publishes_the_same_objects_again(self):
+        self.apply(message="first")
+        response = self.apply(message="push again", force=True)
+        self.assertEqual(response.status_code, 201, response.data)
+        self.assertEqual((response.data["number"], response.data["message"]), (2, "push again"))
+        self.assertNotIn("force", response.data)
+        snapshots = [r.snapshot for r in Revision.objects.order_by("number")]
+        self.assertEqual([{**s, "revision": 0} for s in snapshots], [{**snapshots[0], "revision": 0}] * 2)
+        self.assertEqual(NodeRevision.objects.get(revision__number=2).state, "pending")
+
+    def test_a_change_makes_it_publishable_again_and_undoing_it_does_not(self):
+        self.apply()
+        s1 = Member.objects.get(name="s1")
+        self.assertEqual(self.client.patch(f"/api/v1/members/{s1.pk}/", {"weight": 4}, format="json").status_code, 200)
+        self.assertTrue(self.pending())
+        self.assertEqual(self.apply(message="s1 weight 4").data["number"], 2)
+        self.assertEqual(self.apply().status_code, 409)
+        # A change undone before the apply leaves the objects as the last revision has them.
+        self.assertEqual(self.client.patch(f"/api/v1/members/{s1.pk}/", {"weight": 1}, format="json").status_code, 200)
+        self.assertEqual(self.client.patch(f"/api/v1/members/{s1.pk}/", {"weight": 4}, format="json").status_code, 200)
+        self.assertFalse(self.pending())
+        self.assertEqual(self.apply().data["base_revision"], 2)
+
+    def test_with_no_objects_and_no_revision_yet_there_is_nothing_to_apply(self):
+        VirtualService.objects.all().delete()
+        Pool.objects.all().delete()
+        Node.objects.all().delete()
+        self.assertFalse(self.pending())
+        response = self.apply()
+        self.assertEqual(response.status_code, 409)
+        self.assertEqual(
+            (response.data["detail"], response.data["base_revision"]),
+            ("nothing to apply: there are no objects and no revision yet", None),
+        )
+        self.assertEqual(self.apply(force=True).status_code, 201)
+
+    def test_nothing_to_apply_leaves_a_revision_awaiting_confirmation_awaiting(self):
+        self.apply(confirm_within_s=60)
+        self.assertEqual(self.apply().status_code, 409)
+        self.assertEqual(Revision.objects.get().confirm_state, "awaiting")
+
+    def test_force_must_be_true_or_false(self):
+        for value in ("yes", 1, None):
+            response = self.apply(force=value)
+            self.assertEqual((response.status_code, list(response.data)), (400, ["force"]), value)
+        self.assertFalse(Revision.objects.exists())
 
 
 class AgentProtocolTest(APITestCase):
@@ -147,8 +231,8 @@ class AgentProtocolTest(APITestCase):
         self.agent = APIClient()
         self.agent.credentials(HTTP_AUTHORIZATION=f"Node {self.token}")
 
-    def publish(self):
-        return self.admin.post("/api/v1/revisions/", {}, format="json").data["number"]
+    def publish(self, **body):
+        return self.admin.post("/api/v1/revisions/", body, format="json").data["number"]
 
     def test_token_is_shown_once(self):
         node = Node.objects.get(name="lb1")
@@ -176,7 +260,7 @@ class AgentProtocolTest(APITestCase):
     def test_failed_report_keeps_previous_applied(self):
         first = self.publish()
         self.agent.post("/api/v1/agent/reports/", {"revision": first, "state": "applied"}, format="json")
-        second = self.publish()
+        second = self.publish(force=True)
         self.agent.get(f"/api/v1/agent/desired/?known={first}")
         body = {"revision": second, "state": "failed", "message": "reload failed: port in use"}
         self.assertEqual(self.agent.post("/api/v1/agent/reports/", body, format="json").status_code, 204)

@@ -82,7 +82,7 @@ class HistoryTest(RevisionTestCase):
     def test_a_revision_is_found_by_its_number(self):
         """The console links rollback_of (a number) to the revision's page (by id)."""
         self.apply(message="first")
-        self.apply(message="second")
+        self.apply(message="second", force=True)
         response = self.admin.get("/api/v1/revisions/?number=1")
         self.assertEqual(response.status_code, 200)
         self.assertEqual(
@@ -186,15 +186,15 @@ class ConfirmTest(RevisionTestCase):
 
     def test_a_new_apply_confirms_the_one_awaiting(self):
         self.apply(confirm_within_s=60)
-        self.apply(confirm_within_s=30)
+        self.apply(confirm_within_s=30, force=True)
         states = dict(Revision.objects.values_list("number", "confirm_state"))
         self.assertEqual(states, {1: "confirmed", 2: "awaiting"})
-        self.apply()
+        self.apply(force=True)
         self.assertEqual(Revision.objects.get(number=2).confirm_state, "confirmed")
 
     def test_a_rollback_while_awaiting_rolls_it_back(self):
         self.apply()
-        self.apply(confirm_within_s=60)
+        self.apply(confirm_within_s=60, force=True)
         response = self.admin.post(
             f"/api/v1/revisions/{Revision.objects.get(number=1).pk}/rollback/", {}, format="json"
         )
@@ -245,7 +245,7 @@ class ConfirmTest(RevisionTestCase):
 
     def test_a_late_confirmation_rolls_back_and_is_refused(self):
         self.apply()
-        self.apply(confirm_within_s=10)
+        self.apply(confirm_within_s=10, force=True)
         Revision.objects.filter(number=2).update(confirm_by=timezone.now() - timedelta(seconds=1))
         self.assertEqual(self.confirm(2, expected=409)["confirm_state"], "rolled-back")
         self.assertEqual(Revision.objects.get(number=3).rollback_of, 1)

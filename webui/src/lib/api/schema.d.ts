@@ -958,8 +958,9 @@ export interface paths {
         get: operations["revisions_list"];
         put?: never;
         /**
-         * @description Apply: publish the current objects. With confirm_within_s the revision rolls back by
-         *     itself unless confirmed in time; a new apply confirms a revision that awaits.
+         * @description Apply: publish the current objects. With nothing pending (revisions/pending/), 409
+         *     nothing_to_apply and nothing published, unless force. With confirm_within_s the revision
+         *     rolls back by itself unless confirmed in time; a new apply confirms a revision that awaits.
          */
         post: operations["revisions_create"];
         delete?: never;
@@ -1494,6 +1495,11 @@ export interface components {
             /** @description Instead of expires_at: the token's lifetime from now. */
             expires_in_days?: number;
         };
+        /**
+         * @description * `nothing_to_apply` - Nothing to apply
+         * @enum {string}
+         */
+        ApplyRefusalEnum: "nothing_to_apply";
         /** @description One audit entry. */
         AuditEntry: {
             readonly id: number;
@@ -2565,6 +2571,12 @@ export interface components {
             detail: string;
             confirm_state: components["schemas"]["ConfirmStateEnum"];
         };
+        NothingToApply: {
+            detail: string;
+            code: components["schemas"]["ApplyRefusalEnum"];
+            /** @description The revision the objects equal; null: no objects and no revision yet. */
+            base_revision: number | null;
+        };
         /** @enum {unknown} */
         NullEnum: null;
         ObjectChange: {
@@ -3600,6 +3612,11 @@ export interface components {
             message?: string;
             /** @description Apply with confirm: unless confirmed (confirm/) within this many seconds (10-3600), the objects go back to the previous revision, published as a new one. */
             confirm_within_s?: number | null;
+            /**
+             * @description Publish even when nothing changed since the last revision (409 nothing_to_apply otherwise): the nodes get the same configuration again as a new revision.
+             * @default false
+             */
+            force: boolean;
         };
         /** @description A plain serializer (e.g. the shape of a JSON column) that refuses unknown fields. */
         RevisionRollbackRequest: {
@@ -6388,6 +6405,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description nothing to apply: the objects are the last revision's */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NothingToApply"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
         };

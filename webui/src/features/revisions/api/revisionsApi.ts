@@ -19,10 +19,11 @@ export async function findRevisionByNumber(number: number): Promise<Revision | n
 
 /**
  * Freezes the current objects into a new revision and publishes it to every node. With
- * `confirmWithinS` it rolls back by itself unless confirmed within that many seconds.
+ * `confirmWithinS` it rolls back by itself unless confirmed within that many seconds. With
+ * nothing pending the API refuses (409 nothing_to_apply) unless `force`.
  */
-export function applyRevision({ message, confirmWithinS }: { message: string; confirmWithinS?: number }): Promise<Revision> {
-  const body = confirmWithinS === undefined ? { message } : { message, confirm_within_s: confirmWithinS };
+export function applyRevision({ message, confirmWithinS, force = false }: { message: string; confirmWithinS?: number; force?: boolean }): Promise<Revision> {
+  const body = confirmWithinS === undefined ? { message, force } : { message, force, confirm_within_s: confirmWithinS };
   return unwrap(api.POST('/api/v1/revisions/', { body }));
 }
 

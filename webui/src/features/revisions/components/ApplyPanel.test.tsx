@@ -23,7 +23,7 @@ describe('ApplyPanel', () => {
 
     const result = await screen.findByRole('region', { name: /Revision 4/ });
     expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('pending');
-    expect(apiCalls[0]).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: 'add web' } });
+    expect(apiCalls[0]).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: 'add web', force: false } });
 
     expect(await within(result).findByText('Revision 4 is applied on every node', {}, { timeout: 5000 })).toBeInTheDocument();
     expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('applied');
@@ -96,7 +96,7 @@ describe('ApplyPanel', () => {
     await user.type(screen.getByRole('textbox', { name: 'Seconds' }), '4');
     await user.click(screen.getByRole('button', { name: 'Apply with confirm' }));
     expect(await screen.findByRole('region', { name: /Revision 4/ })).toBeInTheDocument();
-    expect(apiCalls[0]).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '', confirm_within_s: 54 } });
+    expect(apiCalls[0]).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '', force: false, confirm_within_s: 54 } });
   });
 
   it('sends a preset window in seconds', async () => {
@@ -107,6 +107,6 @@ describe('ApplyPanel', () => {
     await user.selectOptions(screen.getByRole('combobox', { name: 'Confirm within' }), '10 minutes');
     await user.click(screen.getByRole('button', { name: 'Apply with confirm' }));
     await screen.findByRole('region', { name: /Revision 4/ });
-    expect(apiCalls[0]?.body).toEqual({ message: '', confirm_within_s: 600 });
+    expect(apiCalls[0]?.body).toEqual({ message: '', force: false, confirm_within_s: 600 });
   });
 });

@@ -41,7 +41,7 @@ describe('PendingBanner', () => {
 
     await user.click(within(banner).getByRole('button', { name: 'Apply' }));
     expect(await screen.findByText('Revision 4 published.')).toBeInTheDocument();
-    expect(apiCalls.find((c) => c.method === 'POST')).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '' } });
+    expect(apiCalls.find((c) => c.method === 'POST')).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '', force: false } });
     expect(screen.queryByText(/changes? not applied/)).not.toBeInTheDocument();
   });
 
