@@ -252,11 +252,31 @@ def test_rollback_restores_the_objects(cli):
 
 
 def test_apply_with_confirm_then_confirm(cli):
+    cli.ok("member", "update", "web/s2", "--set", "weight=4")
     out = cli.ok("apply", "-m", "risky", "--confirm", "5m")
     number = int(out.split()[1])
     assert f"fulcrum confirm {number}" in out
     assert cli.ok("confirm") == f"Revision {number} confirmed.\n"
     cli("confirm", str(number), check_code=4)  # not awaiting any more
+
+
+def test_apply_with_nothing_pending_publishes_nothing_unless_forced(cli):
+    newest = cli.json("revisions")[0]["number"]
+    assert cli.ok("pending").startswith(f"Nothing to apply: the objects are as in revision {newest}.")
+    # Not an error for a script that applies whether or not it changed something.
+    said = (
+        f"nothing to apply: the configuration is the same as revision {newest} "
+        "(nothing published; 'fulcrum apply --force' publishes it again)\n"
+    )
+    for args in (["apply", "-m", "again"], ["apply", "-o", "json", "--wait"], ["apply", "--confirm", "5m"]):
+        result = cli(*args, check_code=0)
+        assert (result.stdout, result.stderr) == ("", said), args
+    assert cli.json("revisions")[0]["number"] == newest
+    out = cli.ok("apply", "-m", "the same again", "--force")
+    assert out.startswith(f'Revision {newest + 1} published: "the same again".\n')
+    revisions = cli.json("revisions")
+    assert [r["number"] for r in revisions[:2]] == [newest + 1, newest]
+    assert revisions[0]["confirm_state"] == "none"
 
 
 def test_generate_a_certificate(cli):

@@ -311,6 +311,7 @@ check_apply() {
 		<<<'{"name": "web", "vip": "198.51.100.10", "port": 80, "protocol": "http", "default_pool": "web"}' ||
 		fail "fulcrum virtual-service create"
 	out=$(cli apply -m "packaging test" 2>&1) || fail "fulcrum apply: $out"
+	[[ $out == "Revision "*" published"* ]] || fail "fulcrum apply published nothing: $out" # exit 0 for nothing to apply too
 	pass "the CLI created a service and applied it: trixie's haproxy and keepalived checked it as fulcrum ($out)"
 	expect "fulcrum-manage fulcrum_expire_confirmations" fulcrum-manage fulcrum_expire_confirmations
 }

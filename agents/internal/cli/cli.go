@@ -33,7 +33,7 @@ const (
 )
 
 const exitCodesHelp = `Exit codes:
-  0  ok
+  0  ok (also apply with nothing to apply: nothing published)
   1  other error
   2  usage (bad command, flag or argument)
   3  not found

@@ -335,6 +335,12 @@ func TestActionsSpeakTheContract(t *testing.T) {
 			wantBody: map[string]any{"message": "back"}, wantStdout: "Rolled back to revision 3 as revision 4.\n",
 		},
 		{
+			name: "apply --force", args: []string{"apply", "-m", "again", "--force"},
+			answers:  map[string]answer{"POST /api/v1/revisions/": {201, `{"id": 31, "number": 4, "message": "again", "nodes": []}`}},
+			want:     recorded{method: "POST", path: "/api/v1/revisions/"},
+			wantBody: map[string]any{"message": "again", "force": true}, wantStdout: "Revision 4 published: \"again\".\n",
+		},
+		{
 			name: "confirm", args: []string{"confirm", "3"},
 			answers: map[string]answer{
 				"GET /api/v1/revisions/":             {200, revisionsPage},
@@ -435,5 +441,29 @@ func TestActionsSpeakTheContract(t *testing.T) {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestApplyWithNothingPending checks that an apply the API refuses because nothing is
+// pending is no error for a script: the API's message on stderr, nothing on stdout, exit 0.
+// Any other conflict stays one.
+func TestApplyWithNothingPending(t *testing.T) {
+	nothing := answer{409, `{"detail": "nothing to apply: the configuration is the same as revision 3",
+		"code": "nothing_to_apply", "base_revision": 3}`}
+	wantStderr := "nothing to apply: the configuration is the same as revision 3 " +
+		"(nothing published; 'fulcrum apply --force' publishes it again)\n"
+	for _, args := range [][]string{{"apply"}, {"apply", "-o", "json", "--wait"}, {"apply", "-q", "--confirm", "1m"}} {
+		f, url := serve(t, map[string]answer{"POST /api/v1/revisions/": nothing})
+		code, stdout, stderr := run(t, f, url, args...)
+		if code != ExitOK || stdout != "" || stderr != wantStderr {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0, nothing, %q", args, code, stdout, stderr, wantStderr)
+		}
+		if len(f.requests) != 1 {
+			t.Errorf("%v: %d requests, want the apply alone", args, len(f.requests))
+		}
+	}
+	f, url := serve(t, map[string]answer{"POST /api/v1/revisions/": {409, `{"detail": "Busy.", "code": "other"}`}})
+	if code, _, stderr := run(t, f, url, "apply"); code != ExitConflict {
+		t.Errorf("another conflict: exit %d, stderr %q; want %d", code, stderr, ExitConflict)
 	}
 }

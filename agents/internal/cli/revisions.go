@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -41,11 +43,14 @@ func (a *app) revisionCommands() []*cobra.Command {
 func (a *app) applyCommand() *cobra.Command {
 	var message string
 	var confirm, waitFor time.Duration
-	var wait bool
+	var wait, force bool
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply the current objects to every node as a new revision",
 		Long: "Publish the objects as they are now as a new revision; every node's agent applies it.\n" +
+			"With nothing pending ('fulcrum pending'), nothing is published: the API's message goes\n" +
+			"to stderr and the exit code is 0, so a script may apply whether or not it changed\n" +
+			"something; --force publishes the same configuration again.\n" +
 			"With --confirm, the revision must be confirmed ('fulcrum confirm') within that time or it\n" +
 			"is rolled back (a change that may cut you off). With --wait, wait for every node to\n" +
 			"report; exit 1 when one failed.",
@@ -55,11 +60,18 @@ func (a *app) applyCommand() *cobra.Command {
 			if confirm > 0 {
 				request["confirm_within_s"] = int(confirm.Round(time.Second).Seconds())
 			}
+			if force {
+				request["force"] = true
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
 			body, err := apiclient.Read(c.RevisionsCreateWithBody(cmd.Context(), jsonType, bytes.NewReader(marshalRaw(request))))
+			if refusal, ok := nothingToApply(err); ok {
+				fmt.Fprintf(a.env.Stderr, "%s (nothing published; 'fulcrum apply --force' publishes it again)\n", refusal.Detail)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -85,8 +97,20 @@ func (a *app) applyCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&message, "message", "m", "", "what this revision changes, for the history")
 	cmd.Flags().DurationVar(&confirm, "confirm", 0, "roll back unless confirmed within this time, e.g. 5m")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every node has applied it (or failed)")
+	cmd.Flags().BoolVar(&force, "force", false, "publish even when nothing changed since the last revision")
 	cmd.Flags().DurationVar(&waitFor, "wait-timeout", 2*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// nothingToApply tells the API's refusal of an apply that had nothing pending (409
+// nothing_to_apply) from the other errors, conflicts included.
+func nothingToApply(err error) (apiclient.NothingToApply, bool) {
+	var refusal apiclient.NothingToApply
+	var api *apiclient.APIError
+	if !errors.As(err, &api) || api.Status != http.StatusConflict || json.Unmarshal(api.Body, &refusal) != nil {
+		return refusal, false
+	}
+	return refusal, refusal.Code == apiclient.ApplyRefusalEnumNothingToApply
 }
 
 func (a *app) printRevision(rev revision, confirm time.Duration) {
