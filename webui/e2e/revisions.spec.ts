@@ -4,7 +4,8 @@ import { apiAs, signIn, snap } from './support/console';
 // Revisions through the console against a real stack, in three steps that tests/e2e/
 // test_revisions.py runs one at a time (REV_STEP), checking the traffic in between:
 //   apply    — the banner counts rev-pool and rev-web (made through the API), the pending list
-//              shows them, Apply publishes them (the harness: the VIP answers from s1);
+//              shows them; the banner's Apply names them and asks for a message, and its
+//              confirmation publishes them with it (the harness: the VIP answers from s1);
 //   confirm  — the pool now points at s2 (through the API): apply with confirm (1 minute), see
 //              the countdown, Confirm (the harness: s2 answers, the revision stays);
 //   rollback — the first revision's page shows its diff; roll back to it (the harness: s1 again).
@@ -28,7 +29,7 @@ async function firstRevision(page: Page): Promise<Listed> {
   return first;
 }
 
-test('apply: the banner and the pending list, then Apply', async ({ page }) => {
+test("apply: the banner and the pending list, then the banner's Apply with a message", async ({ page }) => {
   only('apply');
   await signIn(page);
   await page.goto('/services');
@@ -47,12 +48,26 @@ test('apply: the banner and the pending list, then Apply', async ({ page }) => {
   await expect(page.getByRole('region', { name: 'Changes not applied' })).toHaveCount(0); // the page itself lists them
   await snap(page, 'rev-02-pending');
 
-  const form = page.getByRole('form', { name: 'Apply changes' });
-  await form.getByRole('textbox', { name: 'Message' }).fill(FIRST_MESSAGE);
-  await form.getByRole('button', { name: 'Apply', exact: true }).click();
-  await expect(page.getByText(/^Revision \d+ is applied on every node$/)).toBeVisible({ timeout: 60_000 });
+  await page.goto('/services');
+  await banner.getByRole('button', { name: 'Apply' }).click();
+  const step = banner.getByRole('form', { name: 'Apply 2 changes' });
+  await expect(step.getByRole('list', { name: 'Changes to apply' }).getByRole('listitem')).toHaveText([
+    'Virtual service rev-web added',
+    'Pool rev-pool added',
+  ]);
+  const message = step.getByRole('textbox', { name: 'Message' });
+  await expect(message).toBeFocused();
+  await message.fill(FIRST_MESSAGE);
+  await snap(page, 'rev-03a-banner-apply');
+  await step.getByRole('button', { name: 'Apply 2 changes' }).click();
+  await expect(banner.getByRole('status')).toHaveText(/^Revision \d+ published\.$/);
+  await expect(banner.getByRole('button', { name: 'Apply' })).toHaveCount(0); // nothing left to apply
+
+  await banner.getByRole('link', { name: "See each node's result" }).click();
+  const history = page.getByRole('table', { name: 'Revision history' });
+  await expect(history.getByRole('row').filter({ hasText: FIRST_MESSAGE })).toContainText('on every node', { timeout: 60_000 });
   await expect(pending.getByText('Nothing to apply')).toBeVisible();
-  await snap(page, 'rev-03-applied');
+  await snap(page, 'rev-03b-applied');
 });
 
 test('confirm: apply with confirm, see the countdown, Confirm', async ({ page }) => {

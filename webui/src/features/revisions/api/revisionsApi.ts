@@ -1,5 +1,5 @@
 import { ApiError, api, isRecord, unwrap } from '@/lib/api';
-import type { Pending, PublishError, PublishProblem, Revision, RevisionDiff } from '../types';
+import type { NothingToApply, Pending, PublishError, PublishProblem, Revision, RevisionDiff } from '../types';
 
 export type RevisionPage = { count: number; results: Revision[] };
 
@@ -45,6 +45,13 @@ export function confirmRevision(id: number): Promise<Revision> {
 /** Publishes revision `id`'s objects again, as a new revision that records rollback_of. */
 export function rollbackToRevision(id: number, message = ''): Promise<Revision> {
   return unwrap(api.POST('/api/v1/revisions/{id}/rollback/', { params: { path: { id } }, body: message ? { message } : {} }));
+}
+
+/** The refusal of an apply that had nothing pending (409 `nothing_to_apply`); null for any other error. */
+export function nothingToApply(error: unknown): NothingToApply | null {
+  if (!(error instanceof ApiError) || error.status !== 409 || !isRecord(error.body) || error.body.code !== 'nothing_to_apply') return null;
+  const { detail, base_revision: base } = error.body;
+  return { detail: String(detail ?? ''), code: 'nothing_to_apply', base_revision: typeof base === 'number' ? base : null };
 }
 
 /** The compiler's or a daemon's reasons when an apply was refused (400 `{detail, problems, daemon_output}`). */

@@ -41,6 +41,32 @@ describe('ApplyPanel', () => {
     expect(within(result).getByRole('row', { name: /^lb1/ })).toHaveTextContent('reload failed: bind 10.0.0.1:80');
   });
 
+  it('publishes nothing when nothing is pending, then the same configuration again if asked', async () => {
+    let forced = false;
+    mockApi('POST', '/api/v1/revisions/', async (request) => {
+      forced = ((await request.json()) as { force?: boolean }).force === true;
+      return forced
+        ? { status: 201, body: revision('pending') }
+        : { status: 409, body: { detail: 'nothing to apply: the configuration is the same as revision 3', code: 'nothing_to_apply', base_revision: 3 } };
+    });
+    mockApi('GET', '/api/v1/revisions/9/', { status: 200, body: revision('applied') });
+    const { user } = renderWithProviders(<ApplyPanel />);
+    await user.type(screen.getByRole('textbox', { name: 'Message' }), 'push again');
+    await user.click(screen.getByRole('button', { name: 'Apply' }));
+
+    const said = await screen.findByRole('status');
+    expect(said).toHaveTextContent('Nothing to apply');
+    expect(said).toHaveTextContent('The objects are the same as in revision 3, the last one applied. No revision was published.');
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+    await user.click(within(said).getByRole('button', { name: 'Publish the same configuration again' }));
+    expect(await screen.findByRole('region', { name: /Revision 4/ })).toBeInTheDocument();
+    expect(apiCalls.filter((c) => c.method === 'POST').map((c) => c.body)).toEqual([
+      { message: 'push again', force: false },
+      { message: 'push again', force: true },
+    ]);
+    expect(screen.queryByText('Nothing to apply')).not.toBeInTheDocument();
+  });
+
   it('lists the problems of a refused apply, per object', async () => {
     const said = 'ALERT: config : parsing [<check>/haproxy.cfg:2] : unknown keyword';
     mockApi('POST', '/api/v1/revisions/', {

@@ -3,9 +3,9 @@ import { useState } from 'react';
 import { useForm, useWatch } from 'react-hook-form';
 import { Alert, Button, CheckboxField, Panel, SelectField, TextField } from '@/components';
 import { errorMessage } from '@/lib/api';
-import { publishProblems } from '../api/revisionsApi';
+import { nothingToApply, publishProblems } from '../api/revisionsApi';
 import { useApply } from '../hooks/useRevisions';
-import { type ApplyFormValues, applyFormSchema, CONFIRM_MAX_S, CONFIRM_MIN_S, CONFIRM_WINDOWS, confirmWithin } from '../types';
+import { type ApplyFormValues, applyFormSchema, CONFIRM_MAX_S, CONFIRM_MIN_S, CONFIRM_WINDOWS, confirmWithin, sameAsRevision } from '../types';
 import { ApplyProblems } from './ApplyProblems';
 import { ApplyResult } from './ApplyResult';
 
@@ -14,7 +14,8 @@ const DEFAULTS: ApplyFormValues = { message: '', withConfirm: false, window: '30
 /**
  * Apply: freeze the current objects into a revision, publish it, and follow the nodes. "With
  * confirm" publishes a revision that rolls back by itself unless confirmed in time (shown
- * by the confirm panel).
+ * by the confirm panel). With nothing pending the API publishes nothing; "Publish again"
+ * then sends the same configuration to the nodes anew (force).
  */
 export function ApplyPanel() {
   const apply = useApply();
@@ -24,17 +25,20 @@ export function ApplyPanel() {
     defaultValues: DEFAULTS,
   });
   const [withConfirm, confirmWindow] = useWatch({ control, name: ['withConfirm', 'window'] });
-  const submit = handleSubmit(async (values) => {
-    setRevisionId(undefined);
-    try {
-      const revision = await apply.mutateAsync({ message: values.message, confirmWithinS: confirmWithin(values) });
-      setRevisionId(revision.id);
-      reset(DEFAULTS);
-    } catch {
-      // shown below from apply.error
-    }
-  });
+  const publish = (force: boolean) =>
+    handleSubmit(async (values) => {
+      setRevisionId(undefined);
+      try {
+        const revision = await apply.mutateAsync({ message: values.message, confirmWithinS: confirmWithin(values), force });
+        setRevisionId(revision.id);
+        reset(DEFAULTS);
+      } catch {
+        // shown below from apply.error
+      }
+    });
+  const submit = publish(false);
   const problems = apply.isError ? publishProblems(apply.error) : null;
+  const nothing = apply.isError ? nothingToApply(apply.error) : null;
   return (
     <Panel title="Apply changes">
       <p className="muted">
@@ -69,7 +73,15 @@ export function ApplyPanel() {
         </div>
       </form>
       {problems ? <ApplyProblems error={problems} /> : null}
-      {apply.isError && !problems ? (
+      {nothing ? (
+        <Alert tone="info" title="Nothing to apply">
+          <p>{sameAsRevision(nothing.base_revision)} No revision was published.</p>
+          <Button size="small" busy={apply.isPending} onClick={publish(true)}>
+            Publish the same configuration again
+          </Button>
+        </Alert>
+      ) : null}
+      {apply.isError && !problems && !nothing ? (
         <Alert tone="error" title="Not applied">
           {errorMessage(apply.error)}
         </Alert>

@@ -28,7 +28,7 @@ function setUp(role: Role, objects: () => ObjectChange[] = () => changes, path =
 const pendingReads = () => apiCalls.filter((c) => c.path === '/api/v1/revisions/pending/').length;
 
 describe('PendingBanner', () => {
-  it('counts the changes not applied, links to them, and applies them for an operator', async () => {
+  it('counts the changes not applied, links to them, and applies them with a message after a confirmation step', async () => {
     let left = changes;
     mockApi('POST', '/api/v1/revisions/', () => {
       left = [];
@@ -40,9 +40,60 @@ describe('PendingBanner', () => {
     expect(within(banner).getByRole('link', { name: 'Review changes' })).toHaveAttribute('href', '/revisions');
 
     await user.click(within(banner).getByRole('button', { name: 'Apply' }));
+    const step = within(banner).getByRole('form', { name: 'Apply 2 changes' });
+    expect(within(banner).queryByRole('button', { name: 'Apply' })).not.toBeInTheDocument();
+    expect(step).toHaveTextContent('publishes 2 changes to every node as a new revision');
+    const listed = within(within(step).getByRole('list', { name: 'Changes to apply' })).getAllByRole('listitem');
+    expect(listed.map((item) => item.textContent)).toEqual(['Pool web changed', 'Virtual service www added']);
+    expect(apiCalls.some((c) => c.method === 'POST')).toBe(false); // nothing sent before the step's Apply
+    const message = within(step).getByRole('textbox', { name: 'Message' });
+    expect(message).toHaveFocus();
+    await user.type(message, 'weight 4 on s1, www');
+    await user.click(within(step).getByRole('button', { name: 'Apply 2 changes' }));
     expect(await screen.findByText('Revision 4 published.')).toBeInTheDocument();
-    expect(apiCalls.find((c) => c.method === 'POST')).toEqual({ method: 'POST', path: '/api/v1/revisions/', body: { message: '', force: false } });
+    expect(apiCalls.filter((c) => c.method === 'POST')).toEqual([
+      { method: 'POST', path: '/api/v1/revisions/', body: { message: 'weight 4 on s1, www', force: false } },
+    ]);
     expect(screen.queryByText(/changes? not applied/)).not.toBeInTheDocument();
+    expect(screen.queryByRole('form')).not.toBeInTheDocument();
+  });
+
+  it('cancels the confirmation step without applying, and refuses a message over 500 characters', async () => {
+    const { user } = setUp('operator');
+    const banner = await screen.findByRole('region', { name: 'Changes not applied' });
+    await user.click(within(banner).getByRole('button', { name: 'Apply' }));
+    let step = within(banner).getByRole('form', { name: 'Apply 2 changes' });
+    await user.click(within(step).getByRole('button', { name: 'Cancel' }));
+    expect(within(banner).queryByRole('form')).not.toBeInTheDocument();
+
+    await user.click(within(banner).getByRole('button', { name: 'Apply' }));
+    step = within(banner).getByRole('form', { name: 'Apply 2 changes' });
+    const message = within(step).getByRole('textbox', { name: 'Message' });
+    expect(message).toHaveValue(''); // a fresh step
+    await user.click(message);
+    await user.paste('x'.repeat(501));
+    await user.click(within(step).getByRole('button', { name: 'Apply 2 changes' }));
+    expect(await within(step).findByText('At most 500 characters.')).toBeInTheDocument();
+    expect(message).toHaveAttribute('aria-invalid', 'true');
+    expect(apiCalls.some((c) => c.method === 'POST')).toBe(false);
+  });
+
+  it('says so when someone else applied the changes meanwhile (nothing to apply)', async () => {
+    let left = changes;
+    mockApi('POST', '/api/v1/revisions/', () => {
+      left = [];
+      return { status: 409, body: { detail: 'nothing to apply: the configuration is the same as revision 3', code: 'nothing_to_apply', base_revision: 3 } };
+    });
+    const { user } = setUp('operator', () => left);
+    const banner = await screen.findByRole('region', { name: 'Changes not applied' });
+    await user.click(within(banner).getByRole('button', { name: 'Apply' }));
+    await user.click(within(banner).getByRole('button', { name: 'Apply 2 changes' }));
+    expect(await within(banner).findByText('Nothing to apply.')).toBeInTheDocument();
+    expect(within(banner).getByRole('status')).toHaveTextContent('Nothing to apply. The objects are the same as in revision 3, the last one applied.');
+    expect(within(banner).queryByRole('alert')).not.toBeInTheDocument();
+    expect(within(banner).queryByRole('button', { name: 'Apply' })).not.toBeInTheDocument();
+    await user.click(within(banner).getByRole('button', { name: 'Dismiss' }));
+    expect(screen.queryByRole('region', { name: 'Changes not applied' })).not.toBeInTheDocument();
   });
 
   it('shows a viewer the changes but no Apply', async () => {

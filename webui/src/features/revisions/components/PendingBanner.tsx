@@ -3,9 +3,11 @@ import { Link, useLocation } from 'react-router-dom';
 import { Button } from '@/components';
 import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
+import { nothingToApply } from '../api/revisionsApi';
 import { formatCountdown, useCountdown } from '../hooks/useCountdown';
 import { useApply, useNewestRevision, usePending } from '../hooks/useRevisions';
-import type { Revision } from '../types';
+import { type Revision, sameAsRevision } from '../types';
+import { ApplyConfirmStep } from './ApplyConfirmStep';
 import { changesNotApplied } from './PendingChanges';
 
 function AwaitingLine({ revision }: { revision: Revision }) {
@@ -20,9 +22,34 @@ function AwaitingLine({ revision }: { revision: Revision }) {
   );
 }
 
+/** Why the last Apply published nothing: nothing was left to apply, or the API's reasons. */
+function RefusedLine({ error, onDismiss }: { error: Error; onDismiss: () => void }) {
+  const nothing = nothingToApply(error);
+  if (nothing) {
+    return (
+      <div className="pending-banner-line">
+        <p role="status">
+          <strong>Nothing to apply.</strong> {sameAsRevision(nothing.base_revision)}
+        </p>
+        <Button size="small" variant="ghost" onClick={onDismiss}>
+          Dismiss
+        </Button>
+      </div>
+    );
+  }
+  return (
+    <div className="pending-banner-line" role="alert">
+      <p>Not applied: {errorMessage(error)}</p>
+      <Link to="/revisions">Review changes</Link>
+    </div>
+  );
+}
+
 /**
  * On every page but Apply & history itself: how many changes are not applied yet (with a
- * link to review them, and Apply for those allowed to), and a revision awaiting confirmation.
+ * link to review them, and Apply for those allowed to: a step that names the changes and
+ * asks for a message), and a revision awaiting confirmation. With nothing pending there is
+ * nothing to apply, and no Apply.
  */
 export function PendingBanner() {
   const { pathname } = useLocation();
@@ -30,14 +57,25 @@ export function PendingBanner() {
   const pending = usePending();
   const newest = useNewestRevision();
   const apply = useApply();
+  const [asking, setAsking] = useState(false);
   const [published, setPublished] = useState<Revision>();
+  const objects = pending.data?.objects ?? [];
+  const count = objects.length;
+  if (asking && !count) setAsking(false); // applied meanwhile, here or elsewhere: the step is over
   if (pathname === '/revisions') return null;
-  const count = pending.data?.objects.length ?? 0;
   const awaiting = newest.data?.confirm_state === 'awaiting' ? newest.data : null;
   if (!count && !awaiting && !published && !apply.isError) return null;
-  const applyNow = () => {
+  const applyNow = (message: string) => {
     setPublished(undefined);
-    apply.mutate({ message: '' }, { onSuccess: setPublished });
+    apply.mutate(
+      { message },
+      {
+        onSuccess: (revision) => {
+          setPublished(revision);
+          setAsking(false);
+        },
+      },
+    );
   };
   return (
     <section className="pending-banner" aria-label="Changes not applied">
@@ -48,12 +86,15 @@ export function PendingBanner() {
             <span className="muted"> — stored, but the nodes do not run them yet.</span>
           </p>
           <Link to="/revisions">Review changes</Link>
-          {canOperate ? (
-            <Button size="small" variant="primary" busy={apply.isPending} onClick={applyNow}>
+          {canOperate && !asking ? (
+            <Button size="small" variant="primary" onClick={() => setAsking(true)}>
               Apply
             </Button>
           ) : null}
         </div>
+      ) : null}
+      {count > 0 && canOperate && asking ? (
+        <ApplyConfirmStep changes={objects} busy={apply.isPending} onApply={applyNow} onCancel={() => setAsking(false)} />
       ) : null}
       {awaiting ? <AwaitingLine revision={awaiting} /> : null}
       {published && !count ? (
@@ -65,12 +106,7 @@ export function PendingBanner() {
           </Button>
         </div>
       ) : null}
-      {apply.isError ? (
-        <div className="pending-banner-line" role="alert">
-          <p>Not applied: {errorMessage(apply.error)}</p>
-          <Link to="/revisions">Review changes</Link>
-        </div>
-      ) : null}
+      {apply.isError ? <RefusedLine error={apply.error} onDismiss={() => apply.reset()} /> : null}
     </section>
   );
 }

@@ -1,9 +1,14 @@
 import { EmptyState, ErrorState, LoadingState, Panel } from '@/components';
 import { usePending } from '../hooks/useRevisions';
+import { sameAsRevision } from '../types';
 import { ObjectChanges } from './ObjectChanges';
 
+export function countChanges(count: number): string {
+  return `${count} change${count === 1 ? '' : 's'}`;
+}
+
 export function changesNotApplied(count: number): string {
-  return `${count} change${count === 1 ? '' : 's'} not applied`;
+  return `${countChanges(count)} not applied`;
 }
 
 /** What an apply would change now: each object, field by field, against the last revision. */
@@ -16,11 +21,7 @@ export function PendingChanges() {
       {pending.isError ? <ErrorState error={pending.error} onRetry={() => void pending.refetch()} /> : null}
       {data && data.objects.length === 0 ? (
         <EmptyState title="Nothing to apply">
-          <p>
-            {data.base_revision === null
-              ? 'No objects yet, and nothing applied.'
-              : `The objects are the same as in revision ${data.base_revision}, the last one applied.`}
-          </p>
+          <p>{sameAsRevision(data.base_revision)}</p>
         </EmptyState>
       ) : null}
       {data && data.objects.length > 0 ? (

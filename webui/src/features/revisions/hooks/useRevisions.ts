@@ -113,6 +113,8 @@ export function useApply() {
       queryClient.setQueryData(queryKeys.revision(revision.id), revision);
       return refresh();
     },
+    // A refusal may mean the pending changes moved meanwhile (someone else applied them).
+    onError: () => refresh(),
   });
 }
 

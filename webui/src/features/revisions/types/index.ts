@@ -6,6 +6,7 @@ export type NodeResult = Schemas['NodeRevision'];
 export type NodeResultState = Schemas['NodeRevisionStateEnum'];
 export type PublishProblem = Schemas['PublishProblem'];
 export type PublishError = Schemas['PublishError'];
+export type NothingToApply = Schemas['NothingToApply'];
 export type Pending = Schemas['Pending'];
 export type ObjectChange = Schemas['ObjectChange'];
 export type FieldChange = Schemas['FieldChange'];
@@ -26,9 +27,12 @@ export const CONFIRM_WINDOWS = [
   { value: 'custom', label: 'Other (seconds)' },
 ] as const;
 
+/** A revision's message, for the history (revisions.models.Revision.message). */
+const revisionMessage = z.string().trim().max(500, 'At most 500 characters.');
+
 export const applyFormSchema = z
   .object({
-    message: z.string().trim().max(500, 'At most 500 characters.'),
+    message: revisionMessage,
     withConfirm: z.boolean(),
     window: z.enum(['60', '300', '600', '1800', 'custom']),
     seconds: z.string().trim(),
@@ -41,6 +45,15 @@ export const applyFormSchema = z
     }
   });
 export type ApplyFormValues = z.infer<typeof applyFormSchema>;
+
+/** The banner's confirmation step: only the message. */
+export const applyMessageSchema = z.object({ message: revisionMessage });
+export type ApplyMessageValues = z.infer<typeof applyMessageSchema>;
+
+/** Why there is nothing to apply, from the last revision's number (null: none yet). */
+export function sameAsRevision(base: number | null): string {
+  return base === null ? 'No objects yet, and nothing applied.' : `The objects are the same as in revision ${base}, the last one applied.`;
+}
 
 /** The confirmation window the form asks for, in seconds; undefined: apply without confirm. */
 export function confirmWithin(values: ApplyFormValues): number | undefined {
