@@ -117,9 +117,11 @@ class HaStack(Stack):
             if response.status_code != 200:
                 raise AssertionError(f"PATCH node {lb} address -> {response.status_code} {response.text}")
 
-    def apply(self, message="", timeout=60):
-        """Apply the current objects; wait until every node reported; return the revision."""
-        response = self.api.post("/api/v1/revisions/", json={"message": message})
+    def apply(self, message="", timeout=60, force=False):
+        """Apply the current objects; wait until every node reported; return the revision.
+        ``force``: publish even with nothing pending (see Stack.apply)."""
+        body = {"message": message, "force": True} if force else {"message": message}
+        response = self.api.post("/api/v1/revisions/", json=body)
         if response.status_code != 201:
             raise AssertionError(f"apply refused: {response.status_code} {response.text}")
         return self.wait_for_nodes(response.json()["number"], timeout)

@@ -304,9 +304,13 @@ class Stack:
 
     # -- operations used by tests and the demo -------------------------------------------
 
-    def apply(self, message="", timeout=60):
-        """Apply the current objects and wait until this stack's node reports; return the revision."""
-        response = self.api.post("/api/v1/revisions/", json={"message": message})
+    def apply(self, message="", timeout=60, force=False):
+        """Apply the current objects and wait until this stack's node reports; return the revision.
+
+        With nothing pending the API publishes nothing (409 nothing_to_apply), and this fails:
+        ``force`` publishes the same objects again, for a test that means to."""
+        body = {"message": message, "force": True} if force else {"message": message}
+        response = self.api.post("/api/v1/revisions/", json=body)
         if response.status_code != 201:
             raise AssertionError(f"apply refused: {response.status_code} {response.text}")
         number = response.json()["number"]
