@@ -120,13 +120,17 @@ def value_lines(values):
 
 
 def _acl_lines(name, cond):
-    """``acl`` lines declaring ``name``; several lines with one name are ORed by HAProxy."""
+    """``acl`` lines declaring ``name``; several lines with one name are ORed by HAProxy.
+
+    ``--`` ends the acl's options: HAProxy reads a first pattern that starts with '-' as one
+    (quoted or not), so an operator's ``-f /etc/passwd`` would load a file's lines as patterns.
+    """
     fetch, method = _FETCH[cond.kind]
     fetch = fetch.format(name=cond.name)
     if method == "found":
         return [f"acl {name} {fetch} -m found"]
     lines = value_lines(_values(cond))
-    return [f"acl {name} {fetch} -m {method} {' '.join(quote(v) for v in chunk)}" for chunk in lines]
+    return [f"acl {name} {fetch} -m {method} -- {' '.join(quote(v) for v in chunk)}" for chunk in lines]
 
 
 def _map_kind(rule):

@@ -235,6 +235,9 @@ CONDITIONS = {
     "source_cidr": lists(CIDR_ITEMS, rules.VALUES_PER_CONDITION_MAX, lambda i: f"10.1.{i % 256}.{i // 256}"),
 }
 
+# Patterns HAProxy read as the acl's options: '-f' loaded a file of the node as patterns.
+ACL_OPTIONS = {"path_contains": (["-"],), "header_equals": (["-f", "/etc/hostname"],), "path_regex": (["-i"],)}
+
 FIELDS = [
     # Pools, members and persistence (HAProxy backends).
     named("services.Pool.name", "an HAProxy backend", "pools/{web}/"),
@@ -446,6 +449,7 @@ FIELDS = [
                 lambda ids, v, kind=kind: condition(kind, v, "X-Test" * (kind in rules.NAMED_CONDITIONS)),
             ),
             (*WWW, *ROUTE, "values"),
+            pinned=ACL_OPTIONS.get(kind, ()),
         )
         for kind, values in CONDITIONS.items()
     ),
