@@ -258,6 +258,9 @@ class HaGroupSerializer(VersionedSerializerMixin, StrictModelSerializer):
         frozen = snapshot.freeze(0)
         old = self.instance.name if self.instance is not None else None
         frozen["ha_groups"] = snapshot.replace(frozen["ha_groups"], old, snapshot.ha_group_dict(group, rows))
+        sync = frozen["ipvs_sync"]
+        if sync is not None and old is not None and sync["ha_group"] == old:
+            sync["ha_group"] = group.name  # stored by key, the sync settings follow a rename
         # A VRID or VIP clash is reported on both groups; the other group's copy is an echo.
         echoes = [f"ha-groups/{g['name']}/{f}" for g in frozen["ha_groups"] for f in ("vrid", "vips/")]
         compiler_check(frozen, f"ha-groups/{group.name}", renames={"version": "vrrp_version"}, echoes=echoes)

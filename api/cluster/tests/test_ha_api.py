@@ -176,6 +176,10 @@ class HaRevisionTest(APITestCase):
         self.assertEqual(response.status_code, 200, response.data)
         number = self._apply()
         self.assertIn("lvs_sync_daemon eth0 front id 0", self._files(self.lb1, number)["keepalived.conf"])
+        # Renamed, the group is still the one the sync daemons follow.
+        response = self.client.patch(f"/api/v1/ha-groups/{self.group.pk}/", {"name": "front-2"}, format="json")
+        self.assertEqual(response.status_code, 200, response.data)
+        self.assertIn("lvs_sync_daemon eth0 front-2 id 0", self._files(self.lb1, self._apply())["keepalived.conf"])
         # A group in use by the sync settings cannot be deleted from under them.
         self.assertEqual(self.client.delete(f"/api/v1/ha-groups/{self.group.pk}/").status_code, 409)
         self.assertTrue(HaGroup.objects.exists())

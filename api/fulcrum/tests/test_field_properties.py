@@ -585,7 +585,6 @@ FIELDS = [
 KNOWN_DEFECTS = {
     "services.HealthCheck.expect_body [a keepalived HTTP_GET's string]": "long text overflows keepalived's lines",
     "services.HealthCheck.script [a keepalived MISC_CHECK]": "a long command overflows keepalived's lines",
-    "cluster.HaGroup.name [a VRRP instance]": "a group IPVS sync follows cannot be renamed",
 }
 # Strings that never reach a daemon, and why.
 NOT_RENDERED = {
