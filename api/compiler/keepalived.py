@@ -18,6 +18,7 @@ import json
 import zlib
 from decimal import Decimal
 
+from compiler import pcre
 from compiler.errors import VerifyError
 from compiler.feedback import feedback_target
 from compiler.ha import ha_json, vrrp
@@ -39,11 +40,6 @@ _MARK_BASE = 0x46000000  # 'F' in the top byte keeps Fulcrum's marks apart from 
 def seconds(ms):
     """keepalived timers are seconds with decimals: 1500 -> "1.5"."""
     return format(Decimal(ms) / 1000, "f").rstrip("0").rstrip(".") if ms % 1000 else str(ms // 1000)
-
-
-def _literal_regex(text):
-    """A regex matching ``text`` literally, without backslashes (keepalived's parser eats them)."""
-    return "".join(f"[{c}]" if c in ".[]()*+?|^" else c for c in text)
 
 
 def firewall_mark(service):
@@ -82,7 +78,7 @@ def _check(pool, fwmark):
         # (?m) an operator's ^ and $ anchor to a line of the page, as they expect.
         context["regex"] = f"(?m){check.expect_body}"
     elif check.expect_body and check.expect_body_match == "string":
-        context["regex"] = _literal_regex(check.expect_body)
+        context["regex"] = pcre.literal(check.expect_body)
     return context
 
 

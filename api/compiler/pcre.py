@@ -40,3 +40,8 @@ def compile_error(pattern):
     message = ctypes.create_string_buffer(_ERROR_BUFFER)
     lib.pcre2_get_error_message_8(code, message, _ERROR_BUFFER)
     return f"{message.value.decode(errors='replace')} (at character {offset.value})"
+
+
+def literal(text):
+    """A pattern matching ``text`` literally, without backslashes (keepalived's parser eats them)."""
+    return "".join(f"[{c}]" if c in ".[]()*+?|^" else c for c in text)

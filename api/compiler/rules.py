@@ -183,6 +183,10 @@ DIGEST_HELP = "The MD5 of the page as 32 lower-case hex digits (md5sum of the bo
 # parser treats specially (comments '!' '#', quotes, '\\', '$' parameters, '{' '}' blocks).
 KEEPALIVED_TEXT_RE = re.compile(r"\A[\x20\x25-\x26\x28-\x5b\x5d-\x7a\x7c\x7e]{1,512}\Z")
 KEEPALIVED_TEXT_HELP = "Printable ASCII without ! # $ \" ' \\ { } (keepalived's parser gives them meaning)."
+# keepalived reads its configuration in lines of at most 1023 characters (a 1024-byte buffer):
+# a longer line is cut, and its quote never ends. An HTTP check's regex line takes 24 of them
+# besides the pattern (indentation, keyword, quotes).
+KEEPALIVED_REGEX_MAX = 999
 # MISC_CHECK: a program installed on the nodes under one of these directories (root-owned,
 # so an API user can choose among vetted checks but not run arbitrary commands), with
 # plain arguments. keepalived refuses to run a program without enable_script_security, and

@@ -640,7 +640,25 @@ def _verify_keepalived_check(check, path):
         literal = check.expect_body and check.expect_body_match != "digest"
         if literal and not rules.KEEPALIVED_TEXT_RE.match(check.expect_body):
             problems.append((f"{path}/expect_body", f"invalid text for keepalived: {rules.KEEPALIVED_TEXT_HELP}"))
+        elif literal and check.expect_body_match == "string":
+            problems += _keepalived_literal(check.expect_body, f"{path}/expect_body")
     return problems
+
+
+def _keepalived_literal(text, path):
+    """keepalived searches a page for a string as a regex that matches it literally: it must
+    fit on one of keepalived's lines."""
+    length = len(pcre.literal(text))
+    if length <= rules.KEEPALIVED_REGEX_MAX:
+        return []
+    limit = rules.KEEPALIVED_REGEX_MAX
+    return [
+        (
+            path,
+            f"keepalived would search the page for a regex of {length} characters (each of . [ ] ( ) * + ? | ^ "
+            f"takes 3); its configuration lines hold at most {limit}",
+        )
+    ]
 
 
 def _verify_ipvs_members(service, pool):

@@ -10,6 +10,7 @@ from compiler import VerifyError, render_keepalived, snapshot_from_dict
 from compiler.advice import service_warnings
 from compiler.keepalived import firewall_mark, seconds
 from compiler.templating import keepalived_quote, keepalived_word
+from revisions.checks import check_keepalived
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -50,6 +51,23 @@ def test_a_string_body_match_becomes_a_literal_regex_without_backslashes():
     literal = re.search(r'regex "(v1.*)"', text).group(1)
     assert literal == "v1[.]2 [(]stable[)]"
     assert re.search(literal, "running v1.2 (stable) build") and not re.search(literal, "v1x2 (stable)")
+
+
+def _checks(pool, **changes):
+    """The l4-checks golden input with ``pool``'s health check changed."""
+    data = json.loads((GOLDEN / "l4-checks" / "input.json").read_text())
+    next(p for p in data["pools"] if p["name"] == pool)["health_check"].update(changes)
+    return data
+
+
+def test_a_string_body_match_fits_on_a_keepalived_line_or_is_refused():
+    # Its regex takes 3 characters for each '.': 999 fit, 1002 would cut the line (issue 20).
+    conf = render_keepalived(snapshot_from_dict(_checks("http-string", expect_body="." * 333)), "lb1")
+    assert max(map(len, conf["keepalived.conf"].decode().splitlines())) == 1023
+    assert check_keepalived(conf).ok
+    with pytest.raises(VerifyError) as err:
+        render_keepalived(snapshot_from_dict(_checks("http-string", expect_body="." * 334)), "lb1")
+    assert "1002 characters" in dict(err.value.problems)["pools/http-string/health_check/expect_body"]
 
 
 def test_firewall_marks_follow_what_the_service_matches_not_its_name():
