@@ -42,6 +42,12 @@ def compile_error(pattern):
     return f"{message.value.decode(errors='replace')} (at character {offset.value})"
 
 
+# How a pattern matches a character literally without a backslash: in a class of its own, but
+# for '^', which no class holds alone ("[^]" opens a negated class that never ends, and PCRE2
+# refuses the pattern): the one character of "[]^]" that is not ']'.
+_LITERAL = {c: f"[{c}]" for c in ".[]()*+?|"} | {"^": "(?=[]^])[^]]"}
+
+
 def literal(text):
     """A pattern matching ``text`` literally, without backslashes (keepalived's parser eats them)."""
-    return "".join(f"[{c}]" if c in ".[]()*+?|^" else c for c in text)
+    return "".join(_LITERAL.get(c, c) for c in text)

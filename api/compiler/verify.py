@@ -655,8 +655,8 @@ def _keepalived_literal(text, path):
     return [
         (
             path,
-            f"keepalived would search the page for a regex of {length} characters (each of . [ ] ( ) * + ? | ^ "
-            f"takes 3); its configuration lines hold at most {limit}",
+            f"keepalived would search the page for a regex of {length} characters (each of . [ ] ( ) * + ? | "
+            f"takes 3, ^ 11); its configuration lines hold at most {limit}",
         )
     ]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import VerifyError, render_keepalived, snapshot_from_dict
+from compiler import VerifyError, pcre, render_keepalived, snapshot_from_dict
 from compiler.advice import service_warnings
 from compiler.keepalived import firewall_mark, seconds
 from compiler.templating import keepalived_quote, keepalived_word
@@ -51,6 +51,13 @@ def test_a_string_body_match_becomes_a_literal_regex_without_backslashes():
     literal = re.search(r'regex "(v1.*)"', text).group(1)
     assert literal == "v1[.]2 [(]stable[)]"
     assert re.search(literal, "running v1.2 (stable) build") and not re.search(literal, "v1x2 (stable)")
+
+
+@pytest.mark.parametrize("text", ["a^b", "^", "v1.2 (stable)", "x]|*+?^"])
+def test_a_literal_regex_compiles_in_pcre2_and_matches_its_text(text):
+    pattern = pcre.literal(text)
+    assert "\\" not in pattern and pcre.compile_error(pattern) == ""
+    assert re.search(pattern, f"<{text}>") and not re.search(pattern, "x" * len(text))
 
 
 def _checks(pool, **changes):

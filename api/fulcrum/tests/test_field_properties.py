@@ -340,7 +340,7 @@ FIELDS = [
         texts(("ok", "a b"), rules.REGEX_MAX, fill=("a", ".", "^", "(", "|")),
         to("health-checks/{l4_check}/", "expect_body", expect_body_match="string"),
         (*L4_CHECK, "expect_body"),
-        pinned=("." * 334,),  # 1002 characters as a regex: keepalived cut the line
+        pinned=("." * 334, "a^b"),  # 1002 characters as a regex: keepalived cut the line; "a[^]b"
         accepts=("." * 333,),
     ),
     Field(
