@@ -201,6 +201,9 @@ CHECK_SCRIPT_HELP = (
     "A program under /etc/fulcrum/checks/ or /usr/lib/fulcrum/checks/ and up to 16 plain arguments "
     "(letters, digits and _ . , : = @ % + / -), separated by single spaces."
 )
+# keepalived reads the command on one line with the member's address and port after the
+# program (up to 46 characters with an IPv6 address) and 24 of indentation, keyword and quotes.
+CHECK_SCRIPT_MAX = 950
 SYNC_ID_MAX = 255
 SYNC_MAXLEN_MAX = 65507
 INTERFACE_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}\Z")

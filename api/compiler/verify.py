@@ -246,6 +246,9 @@ def _verify_check(check, path):
             problems.append((f"{path}/dns_name", f"not a domain name: {check.dns_name!r}"))
     if check.type == "script" and not rules.CHECK_SCRIPT_RE.match(check.script):
         problems.append((f"{path}/script", f"invalid command {check.script!r}: {rules.CHECK_SCRIPT_HELP}"))
+    elif check.type == "script" and len(check.script) > rules.CHECK_SCRIPT_MAX:
+        limit = rules.CHECK_SCRIPT_MAX
+        problems.append((f"{path}/script", f"longer than {limit} characters, too long for a line of keepalived's"))
     return problems
 
 

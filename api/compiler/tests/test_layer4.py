@@ -77,6 +77,14 @@ def test_a_string_body_match_fits_on_a_keepalived_line_or_is_refused():
     assert "1002 characters" in dict(err.value.problems)["pools/http-string/health_check/expect_body"]
 
 
+def test_a_check_command_fits_on_a_keepalived_line_or_is_refused():
+    command = "/etc/fulcrum/checks/up" + (" " + "a" * 127) * 7 + " " + "a" * 31  # 950 characters (issue 20)
+    assert check_keepalived(render_keepalived(snapshot_from_dict(_checks("script", script=command)), "lb1")).ok
+    with pytest.raises(VerifyError) as err:
+        render_keepalived(snapshot_from_dict(_checks("script", script=command + "a")), "lb1")
+    assert "longer than 950" in dict(err.value.problems)["pools/script/health_check/script"]
+
+
 def test_firewall_marks_follow_what_the_service_matches_not_its_name():
     data = _snapshot()
     first = _render(data)["keepalived.d/fulcrum.nft"]
