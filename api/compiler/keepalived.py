@@ -68,15 +68,17 @@ def _check(pool, fwmark):
         "sni": check.type == "https" and bool(check.host),
         "digest": check.expect_body if check.expect_body_match == "digest" else "",
         "regex": "",
+        "multiline": False,
         "dns_type": check.dns_type,
         "dns_name": check.dns_name,
         "misc_timeout": max(1, -(-check.timeout_ms // 1000)),
         "dynamic": check.script_dynamic,
     }
     if check.expect_body and check.expect_body_match == "regex":
-        # keepalived searches the whole response, status line and headers included: with
-        # (?m) an operator's ^ and $ anchor to a line of the page, as they expect.
-        context["regex"] = f"(?m){check.expect_body}"
+        # keepalived searches the whole response, status line and headers included: multiline,
+        # an operator's ^ and $ anchor to a line of the page, as they expect. An option rather
+        # than a leading (?m), which would break a pattern that starts with (*CR) or the like.
+        context["regex"], context["multiline"] = check.expect_body, True
     elif check.expect_body and check.expect_body_match == "string":
         context["regex"] = pcre.literal(check.expect_body)
     return context

@@ -350,6 +350,7 @@ FIELDS = [
         regexes(("^ok$", "up|ready")),
         to("health-checks/{l4_check}/", "expect_body", expect_body_match="regex"),
         (*L4_CHECK, "expect_body"),
+        pinned=("(*CR)a",),  # "(?m)(*CR)a": PCRE2 takes (*CR) only at the start
     ),
     Field(
         "services.HealthCheck.expect_body",
