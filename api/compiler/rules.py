@@ -120,8 +120,11 @@ HEADER_VALUE_MAX = 1024
 CIDRS_MAX = 10_000
 COMPRESSION_TYPES_MAX = 64  # rendered over as many "compression type" lines as they need
 MIME_TYPE_MAX = 100
-ERROR_PAGE_MAX = 65_536
-MAINTENANCE_PAGE_MAX = 65_536
+# HAProxy answers a page from one buffer (tune.bufsize, 16384 bytes) less the room it keeps
+# for rewriting headers (tune.maxrewrite, 1024): it refuses a larger file ("exceeds the buffer
+# size"), and warns that a reply over 15360 bytes may fail. Bytes of UTF-8, not characters.
+ERROR_PAGE_MAX = 15_360
+MAINTENANCE_PAGE_MAX = 15_360
 
 # Header, cookie and query-parameter names: an RFC 9110 token without the characters
 # HAProxy's parser cares about.

@@ -167,10 +167,17 @@ def _verify_pool(pool):
         problems += _within(getattr(pool, field), rules.TIMEOUT_MS_MIN, rules.TIMEOUT_MS_MAX, f"{path}/{field}")
     if pool.tls_sni and not rules.SNI_RE.match(pool.tls_sni):
         problems.append((f"{path}/tls_sni", f"not a host name or @host: {pool.tls_sni!r}"))
-    if len(pool.maintenance_page) > rules.MAINTENANCE_PAGE_MAX:
-        problems.append((f"{path}/maintenance_page", f"longer than {rules.MAINTENANCE_PAGE_MAX} characters"))
+    problems += _page(pool.maintenance_page, rules.MAINTENANCE_PAGE_MAX, f"{path}/maintenance_page")
     problems += _one_of(pool.on_failure, rules.ON_FAILURE, f"{path}/on_failure")
     return problems
+
+
+def _page(text, limit, path):
+    """A page HAProxy answers: it must fit in the buffer HAProxy answers it from."""
+    size = len(text.encode())
+    if size <= limit:
+        return []
+    return [(path, f"{size} bytes (UTF-8): HAProxy answers a page of at most {limit} bytes from its buffer")]
 
 
 def _verify_persistence(p, path):
@@ -382,8 +389,7 @@ def _verify_protection(service, path):
         seen.add(page.status)
         if not rules.MIME_TYPE_RE.match(page.content_type):
             problems.append((f"{ppath}/content_type", f"not a media type: {page.content_type!r}"))
-        if len(page.body) > rules.ERROR_PAGE_MAX:
-            problems.append((f"{ppath}/body", f"longer than {rules.ERROR_PAGE_MAX} characters"))
+        problems += _page(page.body, rules.ERROR_PAGE_MAX, f"{ppath}/body")
     return problems
 
 

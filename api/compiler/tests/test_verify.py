@@ -103,6 +103,13 @@ def test_good_snapshot_verifies():
             "outside",
         ),
         (lambda d: d["pools"][0]["health_check"].update(host="a b"), "pools/web/health_check/host", "not a host"),
+        # Pages HAProxy answers from one buffer, counted in bytes (issue 20).
+        (lambda d: d["pools"][0].update(maintenance_page="a" * 15_361), "pools/web/maintenance_page", "15361 bytes"),
+        (
+            lambda d: d["virtual_services"][0].update(error_pages=[{"status": 503, "body": "\u00e9" * 7681}]),
+            "virtual-services/web/error_pages/503/body",
+            "15362 bytes (UTF-8)",
+        ),
     ],
 )
 def test_bad_input_names_its_path(change, path, fragment):

@@ -235,6 +235,9 @@ CONDITIONS = {
     "source_cidr": lists(CIDR_ITEMS, rules.VALUES_PER_CONDITION_MAX, lambda i: f"10.1.{i % 256}.{i // 256}"),
 }
 
+# Pages HAProxy refused ("exceeds the buffer size"), in characters and in bytes, and pages that fit.
+PAGES_OVER_THE_BUFFER = ("a" * 16_385, "\U0001f600" * 4097)
+PAGES_AT_THE_LIMIT = ("a" * rules.ERROR_PAGE_MAX, "\u00e9" * (rules.ERROR_PAGE_MAX // 2))
 COMMAND = "/etc/fulcrum/checks/up" + (" " + "a" * 127) * 7 + " " + "a" * 31  # at the length limit
 # Patterns HAProxy read as the acl's options: '-f' loaded a file of the node as patterns.
 ACL_OPTIONS = {"path_contains": (["-"],), "header_equals": (["-f", "/etc/hostname"],), "path_regex": (["-i"],)}
@@ -255,6 +258,8 @@ FIELDS = [
         texts(("<p>down</p>",), rules.MAINTENANCE_PAGE_MAX, fill=("a", "\u00e9", "\U0001f600")),
         to("pools/{web}/", "maintenance_page"),
         ("pools", "web", "maintenance_page"),
+        pinned=PAGES_OVER_THE_BUFFER,
+        accepts=PAGES_AT_THE_LIMIT,
     ),
     Field(
         "services.Pool.persistence.cookie_name",
@@ -434,6 +439,8 @@ FIELDS = [
         texts(("<p>busy</p>",), rules.ERROR_PAGE_MAX, fill=("a", "\u00e9", "\U0001f600")),
         to("virtual-services/{www}/", "error_pages", lambda ids, v: error_pages([503], "text/html", v)),
         (*WWW, "error_pages", 0, "body"),
+        pinned=PAGES_OVER_THE_BUFFER,
+        accepts=PAGES_AT_THE_LIMIT,
     ),
     Field(
         "services.VirtualService.error_pages.body",

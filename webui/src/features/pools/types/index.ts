@@ -171,7 +171,7 @@ export const poolFormSchema = z
     connect_timeout_ms: timeoutMs('connect timeout'),
     server_timeout_ms: timeoutMs('server timeout'),
     queue_timeout_ms: timeoutMs('queue timeout'),
-    maintenance_page: z.string().max(65_536, 'At most 65536 characters.'),
+    maintenance_page: z.string().max(15_360, 'At most 15360 characters.'),
     hash_port: z.boolean(),
     hash_fallback: z.boolean(),
     on_failure: z.enum(['remove', 'quiesce']),

@@ -54,7 +54,7 @@ const count = (label: string) => wholeNumber(label, 0, 1_000_000);
 const errorPageSchema = z.object({
   status: z.string().min(1, 'Choose a status.'),
   content_type: z.string().trim().regex(MIME_TYPE_PATTERN, 'A media type such as text/html.'),
-  body: z.string().min(1, 'Enter the page.').max(65_536, 'At most 65536 characters.'),
+  body: z.string().min(1, 'Enter the page.').max(15_360, 'At most 15360 characters.'),
 });
 
 const serviceFieldsSchema = z
