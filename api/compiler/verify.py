@@ -214,10 +214,14 @@ def _regex(value, path):
 
 
 def _cidr(value, path):
+    """An address or a block with a prefix length. Not a mask: Python reads 10.0.0.0/0.255.255.255
+    as the hostmask of 10.0.0.0/8, HAProxy as a netmask that lets 11.0.0.0 in."""
     try:
-        ipaddress.ip_network(value, strict=False)
+        network = ipaddress.ip_network(value, strict=False)
     except ValueError:
         return [(path, f"not an address or CIDR block: {value!r}")]
+    if "/" in value and not value.partition("/")[2].isdigit():
+        return [(path, f"{value!r}: write the prefix length, such as {network.with_prefixlen}, not a mask")]
     return []
 
 

@@ -103,6 +103,12 @@ def test_good_snapshot_verifies():
             "outside",
         ),
         (lambda d: d["pools"][0]["health_check"].update(host="a b"), "pools/web/health_check/host", "not a host"),
+        # A mask HAProxy would read otherwise (issue 20).
+        (
+            lambda d: d["virtual_services"][0].update(allow_cidrs=["10.0.0.0/0.255.255.255"]),
+            "virtual-services/web/allow_cidrs/0",
+            "write the prefix length, such as 10.0.0.0/8",
+        ),
         # Pages HAProxy answers from one buffer, counted in bytes (issue 20).
         (lambda d: d["pools"][0].update(maintenance_page="a" * 15_361), "pools/web/maintenance_page", "15361 bytes"),
         (
