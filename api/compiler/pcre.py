@@ -3,9 +3,10 @@ keepalived both link on Debian, called through ctypes.
 
 Python's ``re`` is not the daemons' engine: it accepts ``(?u)abc`` and ``a{1,100000}``, which
 PCRE2 refuses ("unrecognized character after (? or (?-", "number too big in {} quantifier"),
-so a pattern the API took would block every later apply. HAProxy compiles with no options
-(``PCRE2_CASELESS`` for its case-insensitive matches, which accepts the same patterns), and
-so does this.
+so a pattern the API took would block every later apply. HAProxy compiles the patterns it
+only matches (acls, ``http-check expect rstring``) with ``PCRE2_NO_AUTO_CAPTURE``: there
+``(a)`` captures nothing and ``(a)\\1`` refers to nothing. keepalived compiles with no options
+(multiline is no matter of syntax). A pattern must compile both ways.
 """
 
 import ctypes
@@ -13,6 +14,7 @@ import ctypes.util
 import functools
 
 _ERROR_BUFFER = 256
+_NO_AUTO_CAPTURE = 0x00002000  # PCRE2_NO_AUTO_CAPTURE
 
 
 @functools.cache
@@ -29,11 +31,16 @@ def _pcre2():
 
 
 def compile_error(pattern):
-    """Why PCRE2 refuses ``pattern``, in its words ("" when it compiles)."""
+    """Why PCRE2 refuses ``pattern`` as HAProxy or keepalived compiles it, in its words ("" when
+    both compile it)."""
+    return _compile_error(pattern, _NO_AUTO_CAPTURE) or _compile_error(pattern, 0)
+
+
+def _compile_error(pattern, options):
     lib = _pcre2()
     code, offset = ctypes.c_int(), ctypes.c_size_t()
     data = pattern.encode()
-    compiled = lib.pcre2_compile_8(data, len(data), 0, ctypes.byref(code), ctypes.byref(offset), None)
+    compiled = lib.pcre2_compile_8(data, len(data), options, ctypes.byref(code), ctypes.byref(offset), None)
     if compiled:
         lib.pcre2_code_free_8(compiled)
         return ""

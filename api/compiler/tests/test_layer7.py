@@ -177,6 +177,8 @@ PATTERNS = [
     "a{1,100000}",  # Python only
     "(unclosed",
     "x{2,1}",
+    r"(a)\1",  # plain PCRE2 only: HAProxy's acls capture nothing (issue 20)
+    r"(?<n>a)\k<n>",  # a named group captures even there
 ]
 
 

@@ -176,7 +176,7 @@ class Field:
     send: object  # (ids, value) -> (url, body): the PATCH an operator sends
     at: tuple | None = None  # where the value lands in the snapshot; None: parsed (an address)
     alike: tuple = ()  # other keys of its object whose equal values the renderer compares with it
-    pinned: tuple = ()  # values that once broke an apply
+    pinned: tuple = ()  # values that once broke an apply, or were read otherwise than written
     accepts: tuple = ()  # valid values the API must accept (and an apply take)
     share: float = 1.0  # of EXAMPLES: less where one strict pattern guards many fields
 
@@ -239,8 +239,14 @@ CONDITIONS = {
 PAGES_OVER_THE_BUFFER = ("a" * 16_385, "\U0001f600" * 4097)
 PAGES_AT_THE_LIMIT = ("a" * rules.ERROR_PAGE_MAX, "\u00e9" * (rules.ERROR_PAGE_MAX // 2))
 COMMAND = "/etc/fulcrum/checks/up" + (" " + "a" * 127) * 7 + " " + "a" * 31  # at the length limit
-# Patterns HAProxy read as the acl's options: '-f' loaded a file of the node as patterns.
-ACL_OPTIONS = {"path_contains": (["-"],), "header_equals": (["-f", "/etc/hostname"],), "path_regex": (["-i"],)}
+# Conditions' values that broke an apply or were read otherwise: patterns HAProxy read as the
+# acl's options ('-f' loaded a file of the node as patterns), a group HAProxy's acls do not capture.
+PINNED_CONDITIONS = {
+    "path_contains": (["-"],),
+    "header_equals": (["-f", "/etc/hostname"],),
+    "path_regex": (["-i"],),
+    "header_regex": (["(a)\\1"],),
+}
 
 FIELDS = [
     # Pools, members and persistence (HAProxy backends).
@@ -325,6 +331,7 @@ FIELDS = [
         regexes(("^ok$", "(?i)up|ready")),
         to("health-checks/{web_check}/", "expect_body", expect_body_match="regex"),
         (*WEB_CHECK, "expect_body"),
+        pinned=("(a)\\1",),  # HAProxy captures nothing in a pattern it only matches
     ),
     Field(
         "services.HealthCheck.path",
@@ -462,7 +469,7 @@ FIELDS = [
                 lambda ids, v, kind=kind: condition(kind, v, "X-Test" * (kind in rules.NAMED_CONDITIONS)),
             ),
             (*WWW, *ROUTE, "values"),
-            pinned=ACL_OPTIONS.get(kind, ()),
+            pinned=PINNED_CONDITIONS.get(kind, ()),
         )
         for kind, values in CONDITIONS.items()
     ),
