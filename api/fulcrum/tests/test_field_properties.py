@@ -631,6 +631,7 @@ NOT_CONFIGURATION = {
     "revisions": "published revisions: their snapshot is made from the configuration",
     "telemetry": "what the agents report",
     "cluster.HaEvent": "VRRP role changes the agents report",
+    "cluster.DaemonEvent": "daemon restarts the agents report",
     "cluster.JoinCode": "codes an appliance joins with",
 }
 

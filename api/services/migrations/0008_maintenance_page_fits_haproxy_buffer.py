@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('services', '0006_versions'),
+        ('services', '0007_member_loopback'),
     ]
 
     operations = [
