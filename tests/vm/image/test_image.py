@@ -15,6 +15,7 @@ downloading the image, and what must hold of the image itself:
 """
 
 import ast
+import itertools
 import json
 import re
 import shlex
@@ -236,6 +237,38 @@ def test_firewall_drops_a_port_nobody_configured(appliance, services):
     assert L7_VIP in listening, "the control listener is not there, so the drop proves nothing"
     # the same listener answers from the appliance itself (lo is allowed): the firewall, not the server, refused
     assert appliance.ssh(f"curl -s -m 5 -o /dev/null -w '%{{http_code}}' http://{L7_VIP}:8081/").stdout == "200"
+
+
+def test_haproxy_killed_on_the_appliance_is_started_again_and_said(appliance, services):
+    """SIGKILL to HAProxy's master on the appliance (Debian 13, HAProxy 3.0), under a request
+    every 50 ms through the L7 VIP from the guest's client namespace: the agent's supervisor
+    starts it again from the live configuration, and the Nodes page's API lists the restart.
+    The gap is measured (under emulation), not bounded here."""
+    api = services["api"]
+    seen = {e["id"] for e in api.get("/api/v1/daemon-events/").json()["results"]}
+    master = appliance.ssh("pgrep -o -x haproxy").stdout.strip()
+    loop = appliance.ssh(
+        "end=$(( $(date +%s) + 10 )); (sleep 2; kill -9 $(pgrep -o -x haproxy)) & "
+        "while [ $(date +%s) -lt $end ]; do t=$(date +%s.%N); "
+        f"if ip netns exec fc-client curl -s -m 2 -o /dev/null http://{L7_VIP}/; then echo $t ok; else echo $t failed; fi; "
+        "sleep 0.05; done; wait",
+        timeout=120,
+    ).stdout.split("\n")
+    records = [(float(t), ok == "ok") for t, ok in (line.split() for line in loop if line.strip())]
+    answered = [t for t, ok in records if ok]
+    gap = max((b - a for a, b in itertools.pairwise(answered)), default=0)
+    failed = sum(not ok for _, ok in records)
+    figures = {"requests": len(records), "failed": failed, "longest_gap_s": round(gap, 2)}
+    with open(ARTIFACTS / "timings.txt", "a") as f:
+        f.write(f"TIMING haproxy master SIGKILL on the appliance: {figures}\n")
+    print(f"haproxy master SIGKILL on the appliance: {figures}")
+    assert appliance.ssh("pgrep -o -x haproxy").stdout.strip() not in ("", master)
+    assert records[-1][1], records[-5:]  # serving again at the end
+    events = appliance.wait_until(
+        lambda: [e for e in api.get("/api/v1/daemon-events/").json()["results"] if e["id"] not in seen], 60,
+        "the restart listed by the API",
+    )  # fmt: skip
+    assert [(e["node"], e["daemon"], e["outcome"]) for e in events] == [(appliance.hostname, "haproxy", "restarted")]
 
 
 def test_admin_ssh_login_lands_in_the_fulcrum_cli(appliance, services):
