@@ -252,6 +252,11 @@ func newNode(o options, logger *slog.Logger) (*node, error) {
 			Events: n.haEvents, Logger: logger,
 		}
 		ka.BeforeLoad = n.ha.Prepare
+		applier.BeforeHeal = func(daemon string) {
+			if daemon == bundle.HAProxyPart.Daemon {
+				n.ha.SyncHAProxyFile()
+			}
+		}
 	}
 	if o.firewall {
 		fw := firewall.New(o.nftBin, prefix, store.LiveDir())

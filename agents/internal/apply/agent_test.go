@@ -213,8 +213,19 @@ func TestHealStartsWhatDiedAndNothingElse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hap := &fakeDaemon{running: tt.hapRunning, startErr: tt.startErr}
 			ka := &fakeDaemon{running: tt.kaRunning}
-			a := &Applier{Store: newStore(t, tt.files, 1), HAProxy: hap, Keepalived: ka}
+			var told []string
+			a := &Applier{
+				Store: newStore(t, tt.files, 1), HAProxy: hap, Keepalived: ka,
+				BeforeHeal: func(daemon string) { told = append(told, daemon) },
+			}
 			starts, err := a.Heal(context.Background())
+			var stopped []string
+			for _, s := range tt.wantStarts {
+				stopped = append(stopped, s.Daemon)
+			}
+			if !cmp.Equal(told, stopped) {
+				t.Errorf("BeforeHeal told %v, want each daemon found stopped first: %v", told, stopped)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

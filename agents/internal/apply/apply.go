@@ -74,6 +74,11 @@ type Applier struct {
 	// Firewall loads bundle.FirewallPart into the node's firewall; nil
 	// means the firewall is not managed here: the file is stored only.
 	Firewall Daemon
+	// BeforeHeal, if set, is called by Heal with each daemon it found
+	// stopped, before it starts it again: the HA watcher says HAProxy is
+	// down first, so that keepalived gives the VIPs up as track_haproxy
+	// asks, whichever of the two looked first.
+	BeforeHeal func(daemon string)
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 	mu     sync.Mutex // one of Apply, Resume and Heal at a time
@@ -219,6 +224,13 @@ func (a *Applier) Heal(ctx context.Context) ([]Start, error) {
 	}
 	// The firewall is nftables state, not a process: nothing of it dies.
 	processes := slices.DeleteFunc(a.units(), func(u unit) bool { return u.part == bundle.FirewallPart })
+	if a.BeforeHeal != nil && live != nil {
+		for _, u := range processes {
+			if u.part.In(live) && !u.daemon.Running(ctx) {
+				a.BeforeHeal(u.part.Daemon)
+			}
+		}
+	}
 	return a.startStopped(ctx, live, processes), nil
 }
 

@@ -243,6 +243,11 @@ func (w *Watcher) watchHAProxy(ctx context.Context) {
 	}
 }
 
+// SyncHAProxyFile writes the haproxy track file now if HAProxy's state
+// changed since it was last written (the agent's supervisor calls it before
+// it starts a stopped HAProxy again).
+func (w *Watcher) SyncHAProxyFile() { w.syncHAProxyFile() }
+
 // syncHAProxyFile writes the haproxy track file when HAProxy's state
 // changed since it was last written.
 func (w *Watcher) syncHAProxyFile() {
