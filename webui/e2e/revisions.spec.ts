@@ -44,7 +44,7 @@ test("apply: the banner and the pending list, then the banner's Apply with a mes
   const objects = pending.getByRole('list', { name: 'Changed objects' });
   await expect(objects.getByRole('listitem').filter({ hasText: 'Pool rev-pool added' })).toBeVisible();
   await expect(objects.getByRole('listitem').filter({ hasText: 'Virtual service rev-web added' })).toBeVisible();
-  await expect(pending.getByRole('table', { name: 'Fields of virtual service rev-web' }).getByRole('row', { name: /^vip/ })).toContainText('10.77.100.30');
+  await expect(pending.getByRole('table', { name: 'Fields of virtual service rev-web' }).getByRole('row', { name: /^VIP/ })).toContainText('10.77.100.30');
   await expect(page.getByRole('region', { name: 'Changes not applied' })).toHaveCount(0); // the page itself lists them
   await snap(page, 'rev-02-pending');
 
@@ -76,8 +76,8 @@ test('confirm: apply with confirm, see the countdown, Confirm', async ({ page })
   await page.goto('/revisions');
   const pending = page.getByRole('region', { name: 'Pending changes' });
   const pool = pending.getByRole('table', { name: 'Fields of pool rev-pool' });
-  await expect(pool.getByRole('row', { name: /^members\/s2\/address/ })).toContainText('10.77.2.12');
-  await expect(pool.getByRole('row', { name: /^members\/s1\/address/ })).toContainText('10.77.2.11');
+  await expect(pool.getByRole('row', { name: /^Member s2: address/ })).toContainText('10.77.2.12');
+  await expect(pool.getByRole('row', { name: /^Member s1: address/ })).toContainText('10.77.2.11');
 
   const form = page.getByRole('form', { name: 'Apply changes' });
   await form.getByRole('textbox', { name: 'Message' }).fill('rev: move rev-pool to s2');
