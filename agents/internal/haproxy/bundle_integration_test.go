@@ -215,9 +215,9 @@ type serverState struct {
 	Maint  bool
 }
 
-// requireServer checks server in pool-web through "show servers state",
-// whose srv_admin_state has bit 0x01 (forced maintenance) set for maint.
-func requireServer(t *testing.T, n *node, server string, want serverState) {
+// poolWebServers returns the current worker's "show servers state pool-web",
+// one {column: value} per server name, and the raw answer.
+func poolWebServers(t *testing.T, n *node) (map[string]map[string]string, string) {
 	t.Helper()
 	out, err := n.Manager.CLI().Worker(context.Background(), "show servers state pool-web")
 	if err != nil {
@@ -227,23 +227,37 @@ func requireServer(t *testing.T, n *node, server string, want serverState) {
 	if len(lines) < 2 {
 		t.Fatalf("show servers state: %q", out)
 	}
-	col := map[string]int{}
-	for i, name := range strings.Fields(strings.TrimPrefix(lines[1], "#")) {
-		col[name] = i
-	}
+	columns := strings.Fields(strings.TrimPrefix(lines[1], "#"))
+	servers := map[string]map[string]string{}
 	for _, line := range lines[2:] {
-		f := strings.Fields(line)
-		if len(f) <= col["srv_uweight"] || f[col["srv_name"]] != server {
-			continue
+		row := map[string]string{}
+		for i, value := range strings.Fields(line) {
+			if i < len(columns) {
+				row[columns[i]] = value
+			}
 		}
-		admin, _ := strconv.Atoi(f[col["srv_admin_state"]])
-		weight, _ := strconv.Atoi(f[col["srv_uweight"]])
-		if got := (serverState{Weight: weight, Maint: admin&1 != 0}); got != want {
-			t.Errorf("server %s: %+v, want %+v (line %q)", server, got, want, line)
+		if row["srv_name"] != "" {
+			servers[row["srv_name"]] = row
 		}
+	}
+	return servers, out
+}
+
+// requireServer checks server in pool-web through "show servers state",
+// whose srv_admin_state has bit 0x01 (forced maintenance) set for maint.
+func requireServer(t *testing.T, n *node, server string, want serverState) {
+	t.Helper()
+	servers, out := poolWebServers(t, n)
+	row, ok := servers[server]
+	if !ok {
+		t.Errorf("server %s not in show servers state:\n%s", server, out)
 		return
 	}
-	t.Errorf("server %s not in show servers state:\n%s", server, out)
+	admin, _ := strconv.Atoi(row["srv_admin_state"])
+	weight, _ := strconv.Atoi(row["srv_uweight"])
+	if got := (serverState{Weight: weight, Maint: admin&1 != 0}); got != want {
+		t.Errorf("server %s: %+v, want %+v (%v)", server, got, want, row)
+	}
 }
 
 // TestUpgradeFromSingleFile: an HAProxy started by the previous agent, from

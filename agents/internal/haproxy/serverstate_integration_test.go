@@ -131,23 +131,10 @@ func TestServerStateFile(t *testing.T) {
 // current worker.
 func opStates(t *testing.T, n *node) map[string]string {
 	t.Helper()
-	out, err := n.Manager.CLI().Worker(context.Background(), "show servers state pool-web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(out, "\n")
-	if len(lines) < 2 {
-		t.Fatalf("show servers state: %q", out)
-	}
-	col := map[string]int{}
-	for i, name := range strings.Fields(strings.TrimPrefix(lines[1], "#")) {
-		col[name] = i
-	}
+	servers, _ := poolWebServers(t, n)
 	states := map[string]string{}
-	for _, line := range lines[2:] {
-		if f := strings.Fields(line); len(f) > col["srv_op_state"] {
-			states[f[col["srv_name"]]] = f[col["srv_op_state"]]
-		}
+	for name, row := range servers {
+		states[name] = row["srv_op_state"]
 	}
 	return states
 }
