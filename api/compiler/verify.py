@@ -104,6 +104,11 @@ def _member_address(value, loopback, path):
     return []
 
 
+def port_end_problems(port, port_end, path):
+    """A port range's last port (0: no range) comes after its first."""
+    return _within(port_end, port + 1, rules.PORT_MAX, path) if port_end else []
+
+
 def vip_problems(value, path):
     """A VIP the nodes can hold and bind (0.0.0.0 and :: bind every address, as HAProxy's
     ``bind :80``): not IPv4-mapped IPv6 (the IPv4 address is the VIP), nor IPv6 link-local
@@ -300,8 +305,7 @@ def _verify_layer(service, path):
                 problems.append((f"{path}/{field}", "needs an IPVS forwarding method (nat, direct-routing, tunnel)"))
         return problems
     problems = _one_of(service.protocol, rules.L4_PROTOCOLS, f"{path}/protocol")
-    if service.port_end:
-        problems += _within(service.port_end, service.port + 1, rules.PORT_MAX, f"{path}/port_end")
+    problems += port_end_problems(service.port, service.port_end, f"{path}/port_end")
     if service.one_packet_scheduling and service.protocol != "udp":
         problems.append((f"{path}/one_packet_scheduling", "one-packet scheduling is for UDP services"))
     elif service.one_packet_scheduling and service.forwarding == "nat":

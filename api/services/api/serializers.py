@@ -13,6 +13,7 @@ from rest_framework import serializers
 from compiler import VerifyError, rules, snapshot_from_dict, verify
 from compiler.advice import service_warnings
 from compiler.verify import listeners_clash, transport
+from compiler.verify import port_end_problems as verify_port_end
 from compiler.verify import vip_problems as verify_vip
 from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
@@ -485,8 +486,8 @@ class ListenerCheckSerializer(StrictModelSerializer):
         problems = [message for _path, message in verify_vip(str(service.vip), "vip")]
         if problems:
             raise serializers.ValidationError({"vip": problems})
-        if service.port_end and service.port_end < service.port:
-            raise serializers.ValidationError({"port_end": [f"must be at least the port, {service.port}."]})
+        if problems := [message for _path, message in verify_port_end(service.port, service.port_end or 0, "")]:
+            raise serializers.ValidationError({"port_end": problems})
         refuse_listener_clash(service)
         return attrs
 

@@ -232,6 +232,9 @@ class VirtualServiceTest(APIViewTests, APITestCase):
         self.assertIn("already exists", refused({"name": "web", "vip": "10.0.0.2", "port": 80})["name"])
         self.assertIn("link-local", refused({"name": "new", "vip": "fe80::1", "port": 80})["vip"])
         self.assertIn("port", refused({"name": "new", "vip": "10.0.0.2", "port": 0}))
+        self.assertIn(
+            "outside 81..65535", refused({"name": "new", "vip": "10.0.0.2", "port": 80, "port_end": 80})["port_end"]
+        )
         self.assertEqual(VirtualService.objects.count(), services)
 
     def test_malformed_json_is_refused(self):
