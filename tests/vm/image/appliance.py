@@ -336,7 +336,9 @@ class Appliance:
         client.trust_env = False  # else REQUESTS_CA_BUNDLE, where set, would turn verification back on
         return client
 
-    def wait_until(self, predicate, timeout, what, interval=2):
+    def wait_until(self, predicate, timeout, what, interval=2, explain=None):
+        """``predicate``'s first truthy value within ``timeout`` s; else a TimeoutError naming
+        ``what``, the last value, and what ``explain()`` tells (the guests' side of it)."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
@@ -347,4 +349,10 @@ class Appliance:
             except (requests.RequestException, subprocess.TimeoutExpired, AssertionError) as err:
                 last = err
             time.sleep(interval)
-        raise TimeoutError(f"{what}: not within {timeout}s (last: {last})")
+        told = ""
+        if explain:
+            try:
+                told = "\n" + explain()
+            except Exception as err:  # a guest that does not answer says so
+                told = f"\n(no more to tell: {err!r})"
+        raise TimeoutError(f"{what}: not within {timeout}s (last: {last}){told}")

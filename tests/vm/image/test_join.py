@@ -148,6 +148,26 @@ def holders(appliances, address):
     return {box.address for box in appliances if box.ssh(f"ip -o addr show to {address}/32").stdout.strip()}
 
 
+MANAGEMENT_UNITS = " ".join(
+    f"-u {unit}" for unit in ("fulcrum-management", "fulcrum-management-switchover", "fulcrum-management-aside",
+                              "fulcrum-management-rejoin", "fulcrum-replication")
+)  # fmt: skip
+
+
+def management_story(appliances, lines=25):
+    """What each appliance's management VIP and database did lately, in their journals' words:
+    what a failed wait on the pair tells (CI keeps only its output)."""
+    told = []
+    for box in appliances:
+        answer = box.ssh(
+            f"/usr/lib/fulcrum/bin/fulcrum-management state; runuser -u postgres -- psql -XtAc 'SELECT pg_is_in_recovery()';"
+            f" journalctl -o short-precise --no-pager -n {lines} {MANAGEMENT_UNITS}",
+            check=False, timeout=30,
+        )  # fmt: skip
+        told.append(f"---- {box.address} ----\n{answer.stdout.strip()}")
+    return "\n".join(told)
+
+
 def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, joined):
     """The operator hands over on purpose: the joined appliance becomes the primary at the
     management VIP, the first its synchronous standby; nothing is lost, the agents follow."""
@@ -161,19 +181,21 @@ def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, 
     # Asked through the API at the VIP (what the console's button and `fulcrum node switchover` do).
     asked = at_vip.post("/api/v1/cluster/switchover/")
     assert asked.status_code == 202 and asked.json()["standby"] == JOINED, asked.text
-    box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60, f"{JOINED} holds the management VIP")
+    box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60, f"{JOINED} holds the management VIP",
+                   explain=lambda: management_story((appliance, box)))  # fmt: skip
     promoted = box.wait_until(
         lambda: (lambda log: log if "promoting this appliance's database" in log else None)(
             box.ssh("journalctl -o cat -u fulcrum-management | grep 'fulcrum-management: promoting'", check=False).stdout
-        ), 120, f"{JOINED} promoting its database",
+        ), 120, f"{JOINED} promoting its database", explain=lambda: management_story((appliance, box)),
     )  # fmt: skip
     assert "the other appliance handed over to it" in promoted, promoted
     box.ssh("systemctl start fulcrum-replication")
     appliance.wait_until(
         lambda: "handed over" in appliance.ssh("journalctl -o cat -u fulcrum-management-switchover").stdout, 120,
-        "the switchover's end, in its journal",
+        "the switchover's end, in its journal", explain=lambda: management_story((appliance, box)),
     )  # fmt: skip
-    state = box.wait_until(lambda: replication_state(at_vip, "synchronous"), 180, "synchronous the other way round")
+    state = box.wait_until(lambda: replication_state(at_vip, "synchronous"), 180, "synchronous the other way round",
+                           explain=lambda: management_story((appliance, box)))  # fmt: skip
     # (A new client: the old one's kept-alive connection went to the appliance that held the VIP.)
     entry = vip_client(api).get("/api/v1/audit/", params={"action": "cluster-switchover"}).json()["results"][0]
     assert (entry["status"], entry["object_name"], entry["actor"]) == (202, JOINED, "admin"), entry
@@ -383,7 +405,10 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
         appliance.wait_until(lambda: holders((appliance,), FRONT_VIP), 30, f"{appliance.hostname} takes the VIP")
         taken = time.monotonic()
         appliance.wait_until(
-            lambda: holders((appliance,), MGMT_VIP), 60, f"{appliance.hostname} takes the management VIP"
+            lambda: holders((appliance,), MGMT_VIP),
+            60,
+            f"{appliance.hostname} takes the management VIP",
+            explain=lambda: management_story((appliance,)),
         )
         mgmt_taken = time.monotonic()
         # How long these take is measured (the figures below), not asserted: on the emulated,
@@ -391,7 +416,7 @@ def test_the_pair_survives_its_primary_powered_off(appliance, joined, segment):
         appliance.wait_until(lambda: changes.first_answered_after(t0), 300, "an answer at the management VIP",
                              interval=0.5)  # fmt: skip
         appliance.wait_until(lambda: changes.first_acknowledged_after(t0), 300, "a change accepted at the management VIP",
-                             interval=0.5)  # fmt: skip
+                             interval=0.5, explain=lambda: management_story((appliance,)))  # fmt: skip
         time.sleep(3)
         records, own_records = loop.records(), own_loop.records()
     managed = changes.first_acknowledged_after(t0)
@@ -506,7 +531,8 @@ def test_after_a_full_outage_the_old_primary_waits_for_the_new_one(appliance, jo
                                                               "algorithm": "round-robin"})  # fmt: skip
         return answer.json() if answer.status_code == 201 else None
 
-    made = appliance.wait_until(after_the_outage, 600, "a change accepted at the management VIP after the outage")
+    made = appliance.wait_until(after_the_outage, 600, "a change accepted at the management VIP after the outage",
+                                explain=lambda: management_story((appliance, box)))  # fmt: skip
     writable = time.monotonic()
     assert holders((appliance, box), MGMT_VIP) == {MGMT}
     assert primary_databases((appliance, box)) == {MGMT}
@@ -583,7 +609,7 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
         segment.cut(*cut)
         try:
             box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60,
-                           f"{JOINED} alone holds the management VIP")  # fmt: skip
+                           f"{JOINED} alone holds the management VIP", explain=lambda: management_story((box,)))  # fmt: skip
             moved = time.monotonic()
             box.wait_until(
                 lambda: changes.first_acknowledged_after(moved), 120, "a change accepted during the partition"

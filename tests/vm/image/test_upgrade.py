@@ -24,7 +24,7 @@ import time
 from tests.vm.image.appliance import MGMT, MGMT_VIP, REPO
 from tests.vm.image.conftest import ARTIFACTS, JOINED, replication_state, wait_applied
 from tests.vm.image.test_image import L7_VIP, client_get, vip_client
-from tests.vm.image.test_join import ChangeLoop, holders
+from tests.vm.image.test_join import ChangeLoop, holders, management_story
 
 ANSWER_LIMIT_S = 10  # a request not answered in this long has failed
 SLOW_S = 1.0  # answers slower than this get their context in the artifacts
@@ -125,8 +125,10 @@ def client_results(box, started):
 def switch_over(at_vip, to, holder):
     asked = at_vip.post("/api/v1/cluster/switchover/")
     assert asked.status_code == 202 and asked.json()["standby"] == to, asked.text
-    holder.wait_until(lambda: holders((holder,), MGMT_VIP), 120, f"{to} holds the management VIP")
-    return holder.wait_until(lambda: replication_state(at_vip, "synchronous"), 300, f"synchronous, {to} the primary")
+    holder.wait_until(lambda: holders((holder,), MGMT_VIP), 120, f"{to} holds the management VIP",
+                      explain=lambda: management_story((holder,)))  # fmt: skip
+    return holder.wait_until(lambda: replication_state(at_vip, "synchronous"), 300, f"synchronous, {to} the primary",
+                             explain=lambda: management_story((holder,)))  # fmt: skip
 
 
 def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appliance, joined, services):
