@@ -19,8 +19,8 @@ import ipaddress
 from dataclasses import dataclass
 
 from compiler import ha
+from compiler.facts import transport, verified
 from compiler.templating import environment
-from compiler.verify import transport, verify
 
 # The table the baseline defines, as nft names it (family and name).
 TABLE = "inet fulcrum_firewall"
@@ -76,9 +76,10 @@ def _cluster(snap, node):
     return sets
 
 
-def render_firewall(snap, node):
-    """Return ``{"firewall.nft": bytes}`` for ``node`` (a node name)."""
-    verify(snap)
+def render_firewall(proved, node):
+    """Return ``{"firewall.nft": bytes}`` for ``node`` (a node name) from a verified snapshot
+    (``compiler.verify``'s answer)."""
+    snap = verified(proved, "render_firewall")
     services, cluster = _services(snap), _cluster(snap, node)
     sets = {
         "services4": services[4],

@@ -15,16 +15,14 @@ Nothing is rendered for a node without IPVS services, sync settings or HA groups
 
 import ipaddress
 import json
-import zlib
 from decimal import Decimal
 
 from compiler import pcre
-from compiler.errors import VerifyError
+from compiler.facts import verified
 from compiler.feedback import feedback_target
 from compiler.ha import ha_json, vrrp
 from compiler.templating import environment, keepalived_word
 from compiler.tokens import HASH_SCHEDULERS, IPVS_METHOD, IPVS_SCHEDULER, KEEPALIVED_FALLBACK, KEEPALIVED_SCHEDULERS
-from compiler.verify import verify
 
 CHECK_BLOCKS = {
     "tcp": "TCP_CHECK",
@@ -34,18 +32,11 @@ CHECK_BLOCKS = {
     "dns": "DNS_CHECK",
     "script": "MISC_CHECK",
 }
-_MARK_BASE = 0x46000000  # 'F' in the top byte keeps Fulcrum's marks apart from others'
 
 
 def seconds(ms):
     """keepalived timers are seconds with decimals: 1500 -> "1.5"."""
     return format(Decimal(ms) / 1000, "f").rstrip("0").rstrip(".") if ms % 1000 else str(ms // 1000)
-
-
-def firewall_mark(service):
-    """A stable mark for a port-range service, from what it matches (not from its name)."""
-    key = f"{service.protocol} {service.vip} {service.port}-{service.port_end}"
-    return _MARK_BASE | (zlib.crc32(key.encode()) & 0xFFFFFF)
 
 
 def _check(pool, fwmark):
@@ -235,20 +226,15 @@ def _sync_instance(snap, ha):
     return wanted if any(i["group"].name == wanted for i in ha["instances"]) else ""
 
 
-def render_keepalived(snap, node):
-    """Return ``{path: bytes}`` of keepalived's files for ``node``; empty when nothing is L4."""
-    verify(snap)
+def render_keepalived(proved, node):
+    """Return ``{path: bytes}`` of keepalived's files for ``node`` from a verified snapshot
+    (``compiler.verify``'s answer); empty when nothing is L4."""
+    snap = verified(proved, "render_keepalived")
     services = sorted((s for s in snap.virtual_services if s.ipvs and s.enabled), key=lambda s: s.name)
     ha = vrrp(snap, node)
     if not services and snap.ipvs_sync is None and ha is None:
         return {}
-    marks = {}
-    for service in services:
-        if service.port_end:
-            mark = firewall_mark(service)
-            if mark in marks.values():
-                raise VerifyError([(f"virtual-services/{service.name}/port_end", "firewall mark collision")])
-            marks[service.name] = mark
+    marks = proved.marks
     virtual_servers = [_virtual_server(s, snap.pool(s.default_pool), marks.get(s.name, 0)) for s in services]
     context = {
         "node": node,

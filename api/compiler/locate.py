@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from compiler import names
-from compiler.keepalived import firewall_mark
+from compiler.facts import firewall_mark
 from compiler.switching import compile_rules
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from compiler import ha, names
 from compiler import rules as limits
 from compiler.errors import VerifyError
+from compiler.facts import verified
 from compiler.feedback import feedback_target
 from compiler.switching import ROUTED_ACL, compile_rules, conf_file, quote, value_lines
 from compiler.templating import environment
@@ -26,7 +27,6 @@ from compiler.tokens import (
     HAPROXY_MODE,
     TLS_POLICIES,
 )
-from compiler.verify import pool_modes, verify
 
 
 @dataclass(frozen=True)
@@ -241,19 +241,20 @@ def _servers_json(backends, context):
     return json.dumps({"structure": structure, "servers": servers}, indent=1, sort_keys=True) + "\n"
 
 
-def render_haproxy(snap, node, pems=None):
-    """Return ``{path: bytes}`` for ``node`` (a node name) from a snapshot.
+def render_haproxy(proved, node, pems=None):
+    """Return ``{path: bytes}`` for ``node`` (a node name) from a verified snapshot
+    (``compiler.verify``'s answer).
 
     ``pems`` maps certificate names to ``CertificateFiles``; every certificate the
     snapshot uses for TLS must be there. Keys live only in the returned files.
     """
-    verify(snap)
+    snap = verified(proved, "render_haproxy")
     pems = pems or {}
     missing = _missing_pems(snap, pems)
     if missing:
         raise VerifyError(missing)
     files = _Files()
-    modes = pool_modes(snap)
+    modes = proved.pool_modes
     # IPVS services and their pools belong to keepalived (compiler.keepalived).
     services = sorted((s for s in snap.virtual_services if not s.ipvs), key=lambda s: s.name)
     proxied = [p for p in snap.pools if "ipvs" not in modes.get(p.name, ()) and p.algorithm in HAPROXY_BALANCE]

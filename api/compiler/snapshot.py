@@ -12,6 +12,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import MISSING, dataclass, fields, is_dataclass
+from functools import cached_property
 
 from compiler import rules
 from compiler.errors import VerifyError
@@ -280,13 +281,24 @@ class Snapshot:
     ha_groups: tuple[HaGroup, ...] = ()
 
     def pool(self, name):
-        return next((p for p in self.pools if p.name == name), None)
+        return self._named["pools"].get(name)
 
     def certificate(self, name):
-        return next((c for c in self.certificates if c.name == name), None)
+        return self._named["certificates"].get(name)
 
     def node(self, name):
-        return next((n for n in self.nodes if n.name == name), None)
+        return self._named["nodes"].get(name)
+
+    @cached_property
+    def _named(self):
+        """{section: {name: the first item of that name}}, made once: a lookup costs the same
+        at 10 and at 20,000 pools."""
+        index = {}
+        for section in ("pools", "certificates", "nodes"):
+            named = index[section] = {}
+            for item in getattr(self, section):
+                named.setdefault(item.name, item)
+        return index
 
     def groups_of(self, node):
         """The HA groups ``node`` (a name) belongs to, with its own entry in each."""

@@ -8,11 +8,13 @@ from collections import defaultdict
 
 from compiler import pcre, rules
 from compiler.errors import VerifyError
-from compiler.tokens import HAPROXY_BALANCE, HAPROXY_MODE, HASH_SCHEDULERS, IPVS_SCHEDULER
+from compiler.facts import derive, firewall_mark, listeners_clash, marked_services, pool_modes, transport
+from compiler.tokens import HAPROXY_BALANCE, HASH_SCHEDULERS, IPVS_SCHEDULER
 
 
 def verify(snap):
-    """Raise VerifyError listing every problem in ``snap``; return None when it compiles."""
+    """Raise VerifyError listing every problem in ``snap``; when it compiles, return it
+    Verified, with the facts the renderers use (compiler.facts)."""
     problems = []
     problems += _unique_names(snap.pools, "pools")
     problems += _unique_names(snap.virtual_services, "virtual-services")
@@ -22,14 +24,28 @@ def verify(snap):
         problems += _verify_service(service, snap)
     problems += _unique_names(snap.certificates, "certificates")
     problems += _listener_clashes(snap.virtual_services)
-    problems += _pool_modes(snap)
+    modes = pool_modes(snap)
+    problems += _pool_modes(snap, modes)
     if snap.ipvs_sync is not None:
         problems += verify_sync(snap.ipvs_sync, "ipvs-sync")
         if snap.ipvs_sync.ha_group and not any(g.name == snap.ipvs_sync.ha_group for g in snap.ha_groups):
             problems.append(("ipvs-sync/ha_group", f"no HA group named {snap.ipvs_sync.ha_group!r}"))
     problems += verify_ha(snap)
+    problems += _mark_collisions(snap)
     if problems:
         raise VerifyError(problems)
+    return derive(snap)
+
+
+def _mark_collisions(snap):
+    """keepalived matches port ranges by firewall mark: two ranges may not share one."""
+    problems, taken = [], set()
+    for service in marked_services(snap):
+        mark = firewall_mark(service)
+        if mark in taken:
+            problems.append((f"virtual-services/{service.name}/port_end", "firewall mark collision"))
+        taken.add(mark)
+    return problems
 
 
 def verify_sync(sync, path):
@@ -472,33 +488,25 @@ def _verify_rule(rule, snap, path):
     return problems
 
 
-def transport(protocol):
-    """The IP protocol a listener uses: every protocol but udp is carried over TCP."""
-    return "udp" if protocol == "udp" else "tcp"
-
-
-def listeners_clash(a, b):
-    """True when two services (vip, port, port_end, protocol) would take the same packets.
-
-    A wildcard VIP covers its address family; TCP and UDP on one port do not clash.
-    """
-    if transport(a.protocol) != transport(b.protocol):
-        return False
-    if a.port > (b.port_end or b.port) or b.port > (a.port_end or a.port):
-        return False
-    x, y = ipaddress.ip_address(a.vip), ipaddress.ip_address(b.vip)
-    return x == y or (x.version == y.version and (x.is_unspecified or y.is_unspecified))
-
-
 def _ports(service):
     return f"{service.port}-{service.port_end}" if service.port_end else str(service.port)
 
 
 def _listener_clashes(services):
+    """Each service's clashes with those before it. Only services on the same address (or a
+    wildcard of its family) can clash: they are found by address, not by trying every pair."""
     problems = []
     valid = [s for s in services if not _address(s.vip, "") and s.protocol in rules.PROTOCOLS]
+    on_address, wildcards, by_family = defaultdict(list), defaultdict(list), defaultdict(list)
     for i, service in enumerate(valid):
-        for other in valid[:i]:
+        address = ipaddress.ip_address(service.vip)
+        family = (transport(service.protocol), address.version)
+        if address.is_unspecified:
+            earlier = by_family[family]
+        else:
+            earlier = sorted(on_address[(family, address)] + wildcards[family])
+        for j in earlier:
+            other = valid[j]
             if listeners_clash(service, other):
                 problems.append(
                     (
@@ -507,24 +515,13 @@ def _listener_clashes(services):
                         f"virtual service {other.name!r} ({other.vip}:{_ports(other)})",
                     )
                 )
+        (wildcards[family] if address.is_unspecified else on_address[(family, address)]).append(i)
+        by_family[family].append(i)
     return problems
 
 
-def pool_modes(snap):
-    """{pool name: modes}: "http" / "tcp" for the HAProxy modes it is used in, "ipvs" for IPVS."""
-    modes = defaultdict(set)
-    for service in snap.virtual_services:
-        mode = "ipvs" if service.ipvs else HAPROXY_MODE.get(service.protocol, service.protocol)
-        modes[service.default_pool].add(mode)
-        for rule in service.rules:
-            if rule.action == "use_pool":
-                modes[rule.pool].add(mode)
-    return modes
-
-
-def _pool_modes(snap):
+def _pool_modes(snap, modes):
     problems = []
-    modes = pool_modes(snap)
     for name, used in sorted(modes.items()):
         pool = snap.pool(name)
         if pool is None:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
 from cluster.models import Node
-from compiler import VerifyError, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict
+from compiler import VerifyError, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict, verify
 from compiler.locate import Complaint, locate_haproxy, locate_keepalived
 from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy, check_keepalived, check_nftables, complaints
@@ -108,20 +108,34 @@ def pending_changes(snapshot=None):
     return last, object_changes(last.snapshot if last else {}, current() if snapshot is None else snapshot)
 
 
-def compile_for_node(snapshot, node_name):
-    """Render ``snapshot`` for one node and check every file with its daemon."""
+def compile_for_nodes(snapshot, node_names):
+    """{node name: files}: ``snapshot`` verified once, rendered for each node, and every file
+    checked by its daemon."""
     try:
-        snap = snapshot_from_dict(snapshot)
-        files = render_haproxy(snap, node_name, _pems(snapshot)) | render_keepalived(snap, node_name)
-        files |= render_firewall(snap, node_name)
+        proved = verify(snapshot_from_dict(snapshot))
+        pems = _pems(snapshot)
+        rendered = {
+            name: render_haproxy(proved, name, pems) | render_keepalived(proved, name) | render_firewall(proved, name)
+            for name in node_names
+        }
     except VerifyError as err:
         raise PublishError(err.problems) from err
-    for daemon, check in (("haproxy", check_haproxy), ("keepalived", check_keepalived), ("nftables", check_nftables)):
-        result = check(files)
-        if not result.ok:
-            refused = refusal(daemon, node_name, snap, files, result.output)
-            raise PublishError(refused.problems(), refused)
-    return {name: content.decode() for name, content in files.items()}
+    for name, files in rendered.items():
+        for daemon, check in (
+            ("haproxy", check_haproxy),
+            ("keepalived", check_keepalived),
+            ("nftables", check_nftables),
+        ):
+            result = check(files)
+            if not result.ok:
+                refused = refusal(daemon, name, proved.snapshot, files, result.output)
+                raise PublishError(refused.problems(), refused)
+    return {name: {path: content.decode() for path, content in files.items()} for name, files in rendered.items()}
+
+
+def compile_for_node(snapshot, node_name):
+    """Render ``snapshot`` for one node and check every file with its daemon."""
+    return compile_for_nodes(snapshot, [node_name])[node_name]
 
 
 @contextmanager
@@ -260,9 +274,8 @@ def store(snapshot, author, message, confirm_within_s=None, rollback_of=None):
     """Compile ``snapshot`` for every node and store it as the revision it names."""
     number = snapshot["revision"]
     nodes = list(Node.objects.all())
-    bundles = {node.pk: compile_for_node(snapshot, node.name) for node in nodes}
-    if not nodes:
-        compile_for_node(snapshot, _CHECK_NODE)
+    compiled = compile_for_nodes(snapshot, [node.name for node in nodes] or [_CHECK_NODE])
+    bundles = {node.pk: compiled[node.name] for node in nodes}
     confirm = {}
     if confirm_within_s:
         confirm = {

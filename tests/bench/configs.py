@@ -149,14 +149,14 @@ def fulcrum_files(tls: dict[str, KeyTypeMaterial], think_ms: int) -> dict[str, b
     api_dir = str(REPO_ROOT / "api")
     if api_dir not in sys.path:
         sys.path.insert(0, api_dir)
-    from compiler import render_haproxy, snapshot_from_dict
+    from compiler import render_haproxy, snapshot_from_dict, verify
     from compiler.render import CertificateFiles
 
     pems = {}
     for key_type, material in tls.items():
         pems[f"server-{key_type}"] = CertificateFiles(crt=material.server_bundle, ca=material.server_cert_pem)
         pems[f"ca-{key_type}"] = CertificateFiles(crt=material.ca_pem, ca=material.ca_pem)
-    files = render_haproxy(snapshot_from_dict(fulcrum_snapshot(tls, think_ms)), "bench", pems)
+    files = render_haproxy(verify(snapshot_from_dict(fulcrum_snapshot(tls, think_ms))), "bench", pems)
     return files | {"haproxy.cfg": with_global_tuning(files["haproxy.cfg"])}
 
 

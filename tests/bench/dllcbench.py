@@ -233,9 +233,9 @@ def compile_haproxy(snap: dict) -> dict[str, bytes]:
     api_dir = str(REPO_ROOT / "api")
     if api_dir not in sys.path:
         sys.path.insert(0, api_dir)
-    from compiler import render_haproxy, snapshot_from_dict
+    from compiler import render_haproxy, snapshot_from_dict, verify
 
-    return render_haproxy(snapshot_from_dict(snap), "bench", {})
+    return render_haproxy(verify(snapshot_from_dict(snap)), "bench", {})
 
 
 def dllc_unavailable(args) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "api"))
 
-from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict  # noqa: E402
+from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict, verify  # noqa: E402
 
 CASES = HERE / "l4"
 NODE = "lb1"
@@ -40,7 +40,8 @@ def targets(snap, case_dir):
 
 def render_node(snap, node, out_dir):
     """Write every file the compiler makes for ``node`` under ``out_dir``; return their paths."""
-    files = render_haproxy(snap, node) | render_keepalived(snap, node)
+    proved = verify(snap)
+    files = render_haproxy(proved, node) | render_keepalived(proved, node)
     written = []
     for name, content in sorted(files.items()):
         path = out_dir / name

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict
+from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict, verify
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -20,7 +20,7 @@ def _pool(data, name):
 
 
 def _servers(data):
-    files = render_haproxy(snapshot_from_dict(data), "lb1")
+    files = render_haproxy(verify(snapshot_from_dict(data)), "lb1")
     return {s["server"]: s for s in json.loads(files["haproxy.d/servers.json"])["servers"]}, files
 
 
@@ -40,7 +40,7 @@ def test_a_weight_change_in_a_dllc_pool_is_structural_but_not_in_others():
     after, _ = _servers(data)
     assert after["small"]["weight"] == 128
     structure = [
-        json.loads(render_haproxy(snapshot_from_dict(d), "lb1")["haproxy.d/servers.json"])["structure"]
+        json.loads(render_haproxy(verify(snapshot_from_dict(d)), "lb1")["haproxy.d/servers.json"])["structure"]
         for d in (_data(), data)
     ]
     assert structure[0] != structure[1]
@@ -50,7 +50,7 @@ def test_a_weight_change_in_a_dllc_pool_is_structural_but_not_in_others():
     changed = json.loads(json.dumps(plain))
     _pool(changed, "app")["members"][1]["weight"] = 2
     hashes = [
-        json.loads(render_haproxy(snapshot_from_dict(d), "lb1")["haproxy.d/servers.json"])["structure"]
+        json.loads(render_haproxy(verify(snapshot_from_dict(d)), "lb1")["haproxy.d/servers.json"])["structure"]
         for d in (plain, changed)
     ]
     assert hashes[0] == hashes[1]
@@ -66,7 +66,7 @@ def test_only_dllc_pools_get_an_agent_and_feedback_targets():
 
 
 def test_ipvs_json_lists_where_each_real_server_answers_with_its_load():
-    files = render_keepalived(snapshot_from_dict(_data()), "lb1")
+    files = render_keepalived(verify(snapshot_from_dict(_data())), "lb1")
     service = json.loads(files["keepalived.d/ipvs.json"])["services"][0]
     assert service["scheduler"] == "dllc" and service["keepalived_scheduler"] == "wlc"
     assert service["feedback"] == [
@@ -78,7 +78,9 @@ def test_ipvs_json_lists_where_each_real_server_answers_with_its_load():
 def test_other_schedulers_have_no_feedback():
     data = _data()
     _pool(data, "l4app")["algorithm"] = "least-connections"
-    service = json.loads(render_keepalived(snapshot_from_dict(data), "lb1")["keepalived.d/ipvs.json"])["services"][0]
+    service = json.loads(render_keepalived(verify(snapshot_from_dict(data)), "lb1")["keepalived.d/ipvs.json"])[
+        "services"
+    ][0]
     assert "feedback" not in service
 
 
@@ -123,5 +125,5 @@ def test_settings_that_would_fight_dllc_or_cannot_render_are_refused(pool, chang
     data = _data()
     _pool(data, pool).update(change)
     with pytest.raises(VerifyError) as err:
-        render_haproxy(snapshot_from_dict(data), "lb1")
+        render_haproxy(verify(snapshot_from_dict(data)), "lb1")
     assert path in [p for p, _ in err.value.problems]

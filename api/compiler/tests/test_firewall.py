@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import VerifyError, render_firewall, snapshot_from_dict
+from compiler import VerifyError, render_firewall, snapshot_from_dict, verify
 from compiler.templating import nft_comment, nft_word
 from revisions.checks import CheckResult, check_nftables
 
@@ -25,7 +25,7 @@ def _case(name):
 
 
 def _text(data, node="lb1"):
-    return render_firewall(snapshot_from_dict(data), node)["firewall.nft"].decode()
+    return render_firewall(verify(snapshot_from_dict(data)), node)["firewall.nft"].decode()
 
 
 def _sets(data, node="lb1"):

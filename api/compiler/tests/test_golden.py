@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import render_firewall, render_haproxy, render_keepalived, snapshot_from_dict
+from compiler import render_firewall, render_haproxy, render_keepalived, snapshot_from_dict, verify
 from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy, check_keepalived, check_nftables
 
@@ -28,8 +28,10 @@ def golden_pems():
 
 
 def _render(case):
-    snap = snapshot_from_dict(json.loads((GOLDEN / case / "input.json").read_text()))
-    return render_haproxy(snap, "lb1", golden_pems()) | render_keepalived(snap, "lb1") | render_firewall(snap, "lb1")
+    proved = verify(snapshot_from_dict(json.loads((GOLDEN / case / "input.json").read_text())))
+    return (
+        render_haproxy(proved, "lb1", golden_pems()) | render_keepalived(proved, "lb1") | render_firewall(proved, "lb1")
+    )
 
 
 def _golden_files(case):

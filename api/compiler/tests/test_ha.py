@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict
+from compiler import VerifyError, render_haproxy, render_keepalived, snapshot_from_dict, verify
 from revisions.checks import check_keepalived, only_node_local
 
 CASE = json.loads((Path(__file__).parent / "golden" / "ha" / "input.json").read_text())
@@ -29,12 +29,12 @@ def _group(data, name):
 
 def _problems(change):
     with pytest.raises(VerifyError) as err:
-        render_keepalived(_snap(change), "lb1")
+        render_keepalived(verify(_snap(change)), "lb1")
     return dict(err.value.problems)
 
 
 def test_each_node_gets_its_own_priority_interface_and_peers():
-    files = render_keepalived(_snap(), "lb2")
+    files = render_keepalived(verify(_snap()), "lb2")
     conf = files["keepalived.conf"].decode()
     ha = json.loads(files["keepalived.d/ha.json"])
     assert ha["standby"] is True and ha["run_dir"] == "/run/fulcrum-agent/lb2"
@@ -50,13 +50,13 @@ def test_each_node_gets_its_own_priority_interface_and_peers():
 
 
 def test_a_node_in_no_group_gets_no_vrrp_nor_peers():
-    assert "keepalived.d/ha.json" not in render_keepalived(_snap(), "lb3")
-    cfg = render_haproxy(_snap(), "lb3")["haproxy.cfg"].decode()
+    assert "keepalived.d/ha.json" not in render_keepalived(verify(_snap()), "lb3")
+    cfg = render_haproxy(verify(_snap()), "lb3")["haproxy.cfg"].decode()
     assert "peers" not in cfg and "transparent" not in cfg
 
 
 def test_peers_list_every_ha_node_with_an_address_and_the_local_one():
-    cfg = render_haproxy(_snap(), "lb2")["haproxy.cfg"].decode()
+    cfg = render_haproxy(verify(_snap()), "lb2")["haproxy.cfg"].decode()
     assert "localpeer lb2" in cfg
     assert "peer lb1 10.77.1.3:10000" in cfg and "peer lb2 10.77.1.4:10000" in cfg
     assert cfg.count(" peers fulcrum\n") == 3  # source, learned cookie and SSL session ID tables
@@ -67,16 +67,16 @@ def test_a_lone_node_has_no_peers_and_no_unicast():
         data["ha_groups"] = [_group(data, "front-a")]
         _group(data, "front-a")["nodes"] = [{"node": "lb1", "priority": 100}]
 
-    conf = render_keepalived(_snap(alone), "lb1")["keepalived.conf"].decode()
+    conf = render_keepalived(verify(_snap(alone)), "lb1")["keepalived.conf"].decode()
     assert "unicast_peer" not in conf and "vrrp_instance front-a" in conf
-    assert "peers fulcrum" not in render_haproxy(_snap(alone), "lb1")["haproxy.cfg"].decode()
+    assert "peers fulcrum" not in render_haproxy(verify(_snap(alone)), "lb1")["haproxy.cfg"].decode()
 
 
 def test_track_haproxy_only_when_the_node_runs_haproxy():
     def layer4_only(data):
         data["virtual_services"] = [s for s in data["virtual_services"] if s.get("forwarding") == "nat"]
 
-    files = render_keepalived(_snap(layer4_only), "lb1")
+    files = render_keepalived(verify(_snap(layer4_only)), "lb1")
     assert "fulcrum_haproxy" not in files["keepalived.conf"].decode()
     assert "haproxy" not in json.loads(files["keepalived.d/ha.json"])["track_files"]
 
@@ -152,7 +152,7 @@ def test_verify_refuses_bad_groups(change, path, words):
 
 
 def test_the_api_check_tolerates_only_interfaces_missing_on_the_api_host():
-    files = render_keepalived(_snap(), "lb1")
+    files = render_keepalived(verify(_snap()), "lb1")
     assert check_keepalived(files).ok  # eth1 and ens3 exist only on the nodes
     broken = dict(files)
     broken["keepalived.conf"] = files["keepalived.conf"].replace(b"garp_master_delay 1", b"garp_master_dalay 1")
@@ -180,4 +180,4 @@ def test_a_new_revision_alone_does_not_change_keepalived_files():
     """The agent reloads keepalived when its files differ; a reload restarts the backup's
     master-down timer, so an unrelated revision must leave them byte for byte."""
     later = _snap(lambda d: d.update(revision=d["revision"] + 1))
-    assert render_keepalived(later, "lb1") == render_keepalived(_snap(), "lb1")
+    assert render_keepalived(verify(later), "lb1") == render_keepalived(verify(_snap()), "lb1")

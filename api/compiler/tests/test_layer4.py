@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler import VerifyError, pcre, render_keepalived, snapshot_from_dict
+from compiler import VerifyError, pcre, render_keepalived, snapshot_from_dict, verify
 from compiler.advice import service_warnings
-from compiler.keepalived import firewall_mark, seconds
+from compiler.facts import firewall_mark
+from compiler.keepalived import seconds
 from compiler.templating import keepalived_quote, keepalived_word
 from revisions.checks import check_keepalived
 
@@ -23,7 +24,7 @@ def _snapshot(**changes):
 
 
 def _render(data):
-    return render_keepalived(snapshot_from_dict(data), "lb1")
+    return render_keepalived(verify(snapshot_from_dict(data)), "lb1")
 
 
 @pytest.mark.parametrize(
@@ -46,7 +47,9 @@ def test_quoted_strings_that_could_change_the_parse_are_refused(value):
 
 
 def test_a_string_body_match_becomes_a_literal_regex_without_backslashes():
-    conf = render_keepalived(snapshot_from_dict(json.loads((GOLDEN / "l4-checks" / "input.json").read_text())), "lb1")
+    conf = render_keepalived(
+        verify(snapshot_from_dict(json.loads((GOLDEN / "l4-checks" / "input.json").read_text()))), "lb1"
+    )
     text = conf["keepalived.conf"].decode()
     literal = re.search(r'regex "(v1.*)"', text).group(1)
     assert literal == "v1[.]2 [(]stable[)]"
@@ -69,19 +72,19 @@ def _checks(pool, **changes):
 
 def test_a_string_body_match_fits_on_a_keepalived_line_or_is_refused():
     # Its regex takes 3 characters for each '.': 999 fit, 1002 would cut the line (issue 20).
-    conf = render_keepalived(snapshot_from_dict(_checks("http-string", expect_body="." * 333)), "lb1")
+    conf = render_keepalived(verify(snapshot_from_dict(_checks("http-string", expect_body="." * 333))), "lb1")
     assert max(map(len, conf["keepalived.conf"].decode().splitlines())) == 1023
     assert check_keepalived(conf).ok
     with pytest.raises(VerifyError) as err:
-        render_keepalived(snapshot_from_dict(_checks("http-string", expect_body="." * 334)), "lb1")
+        render_keepalived(verify(snapshot_from_dict(_checks("http-string", expect_body="." * 334))), "lb1")
     assert "1002 characters" in dict(err.value.problems)["pools/http-string/health_check/expect_body"]
 
 
 def test_a_check_command_fits_on_a_keepalived_line_or_is_refused():
     command = "/etc/fulcrum/checks/up" + (" " + "a" * 127) * 7 + " " + "a" * 31  # 950 characters (issue 20)
-    assert check_keepalived(render_keepalived(snapshot_from_dict(_checks("script", script=command)), "lb1")).ok
+    assert check_keepalived(render_keepalived(verify(snapshot_from_dict(_checks("script", script=command))), "lb1")).ok
     with pytest.raises(VerifyError) as err:
-        render_keepalived(snapshot_from_dict(_checks("script", script=command + "a")), "lb1")
+        render_keepalived(verify(snapshot_from_dict(_checks("script", script=command + "a"))), "lb1")
     assert "longer than 950" in dict(err.value.problems)["pools/script/health_check/script"]
 
 

@@ -1,11 +1,15 @@
 """verify() refuses what cannot be rendered safely, naming the object path."""
 
 import copy
+import random
 
 import pytest
 
 from compiler import VerifyError, render_haproxy, snapshot_from_dict, verify
+from compiler.facts import listeners_clash
+from compiler.snapshot import VirtualService
 from compiler.templating import haproxy_word
+from compiler.verify import _address, _listener_clashes
 
 GOOD = {
     "revision": 3,
@@ -44,7 +48,15 @@ def _problems(data):
 
 
 def test_good_snapshot_verifies():
-    assert verify(snapshot_from_dict(GOOD)) is None
+    snap = snapshot_from_dict(GOOD)
+    proved = verify(snap)
+    assert proved.snapshot is snap and dict(proved.pool_modes) == {"web": {"http"}} and not proved.marks
+
+
+def test_the_renderers_take_only_a_verified_snapshot():
+    """One way: a bare snapshot (never verified) is not rendered."""
+    with pytest.raises(TypeError, match=r"render_haproxy takes what compiler\.verify"):
+        render_haproxy(snapshot_from_dict(GOOD), "lb1")
 
 
 @pytest.mark.parametrize(
@@ -126,14 +138,8 @@ def test_bad_input_names_its_path(change, path, fragment):
 
 def test_a_loopback_member_is_allowed_when_it_says_so():
     for address in ("127.0.0.1", "127.8.0.2", "::1"):
-        assert (
-            verify(
-                snapshot_from_dict(
-                    _with(lambda d, a=address: d["pools"][0]["members"][0].update(address=a, loopback=True))
-                )
-            )
-            is None
-        )
+        data = _with(lambda d, a=address: d["pools"][0]["members"][0].update(address=a, loopback=True))
+        assert verify(snapshot_from_dict(data)).snapshot.pools[0].members[0].address == address
 
 
 def test_listener_clash_including_wildcard():
@@ -142,6 +148,31 @@ def test_listener_clash_including_wildcard():
 
     problems = _problems(_with(two_services))
     assert "clashes with virtual service 'web'" in problems["virtual-services/other/vip"]
+
+
+def test_listener_clashes_found_by_address_are_every_pair_that_clashes():
+    """The clash check looks services up by address; it reports exactly what trying every
+    pair does, in the same order, over addresses, wildcards, ranges and both transports."""
+    rng = random.Random(21)
+    vips = ["10.0.0.1", "10.0.0.2", "0.0.0.0", "::1", "::", "10.0.0.01", "fe80::1%eth0"]
+    services = []
+    for i in range(300):
+        port = rng.randrange(1, 40)
+        services.append(
+            VirtualService(
+                name=f"s{i}", vip=rng.choice(vips), port=port, port_end=rng.choice([0, 0, port + rng.randrange(5)]),
+                protocol=rng.choice(["http", "tcp", "udp", "https"]), enabled=True, default_pool="p",
+            )
+        )  # fmt: skip
+    valid = [s for s in services if not _address(s.vip, "")]
+    pairwise = [
+        (f"virtual-services/{s.name}/vip", other.name)
+        for i, s in enumerate(valid)
+        for other in valid[:i]
+        if listeners_clash(s, other)
+    ]
+    found = [(path, message.split("'")[1]) for path, message in _listener_clashes(services)]
+    assert len(found) > 100 and found == pairwise
 
 
 def test_same_port_different_vip_is_fine():
@@ -188,7 +219,7 @@ def test_malformed_snapshot_is_refused(data, fragment):
 def test_render_refuses_unverified_input():
     bad = _with(lambda d: d["pools"][0]["members"][0].update(name="s1\nserver evil 1.2.3.4:22"))
     with pytest.raises(VerifyError):
-        render_haproxy(snapshot_from_dict(bad), "lb1")
+        render_haproxy(verify(snapshot_from_dict(bad)), "lb1")
 
 
 @pytest.mark.parametrize("word", ["a b", "x\ny", "#c", "'q'", '"q"', "$HOME", "a\\b", ""])
@@ -199,4 +230,4 @@ def test_word_filter_rejects_parser_significant_text(word):
 
 def test_node_name_cannot_inject():
     with pytest.raises(ValueError):
-        render_haproxy(snapshot_from_dict(GOOD), "lb1\nglobal")
+        render_haproxy(verify(snapshot_from_dict(GOOD)), "lb1\nglobal")

@@ -62,6 +62,7 @@ from certificates.tests.pki import Chain, cert_pem, ec_key
 from cluster.api.serializers import HaGroupNodeSerializer, HaGroupSerializer, IpvsSyncSerializer, NodeSerializer
 from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
 from compiler import pcre, render_haproxy, render_keepalived, rules, snapshot_from_dict
+from compiler.facts import derive
 from revisions import publish
 from revisions.checks import check_haproxy, check_keepalived, check_nftables
 from services.api.serializers import (
@@ -863,9 +864,8 @@ def applied(snapshot):
 
 def rendered_without_verify(snapshot):
     """``NODE``'s files, verify left out: a twin need not be valid, it is a shape to compare with."""
-    snap = snapshot_from_dict(snapshot)
-    with mock.patch("compiler.render.verify"), mock.patch("compiler.keepalived.verify"):
-        files = render_haproxy(snap, NODE, publish._pems(snapshot)) | render_keepalived(snap, NODE)
+    facts = derive(snapshot_from_dict(snapshot))
+    files = render_haproxy(facts, NODE, publish._pems(snapshot)) | render_keepalived(facts, NODE)
     return {name: content.decode() for name, content in files.items()}
 
 
