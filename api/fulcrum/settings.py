@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "revisions",
     "certificates",
     "telemetry",
+    "snapshots",
 ]
 
 MIDDLEWARE = [

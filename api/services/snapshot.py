@@ -5,14 +5,17 @@ own checks on a single object before it is saved, so the API accepts exactly wha
 compiler can render.
 """
 
+import ipaddress
 import time
 
 from django.conf import settings
+from django.db.models import Q
 
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
 from cluster.models import HaGroup, IpvsSync, Node
 from services.models import Pool, VirtualService
+from snapshots.generation import generation
 
 HEALTH_CHECK_FIELDS = (
     "type",
@@ -203,11 +206,11 @@ def ha_group_dict(group, nodes=None):
     }
 
 
-def freeze(number):
-    """The snapshot dict (compiler input) of every stored object."""
-    pools = Pool.objects.prefetch_related("members").select_related("health_check", "tls_ca").order_by("name")
+def _frozen(number, services, pools, certificates):
+    """The snapshot dict of these querysets, and every node, HA group and the sync settings."""
+    pools = pools.prefetch_related("members").select_related("health_check", "tls_ca").order_by("name")
     services = (
-        VirtualService.objects.select_related("default_pool", "default_certificate", "client_ca")
+        services.select_related("default_pool", "default_certificate", "client_ca")
         .prefetch_related("sni_certificates", "rules__pool")
         .order_by("name")
     )
@@ -215,11 +218,90 @@ def freeze(number):
         "revision": number,
         "virtual_services": [service_dict(s) for s in services],
         "pools": [pool_dict(p) for p in pools],
-        "certificates": [snapshot_entry(c) for c in Certificate.objects.order_by("name")],
+        "certificates": [snapshot_entry(c) for c in certificates.order_by("name")],
         "ipvs_sync": next((sync_dict(s) for s in IpvsSync.objects.filter(enabled=True)), None),
         "nodes": [node_dict(n) for n in Node.objects.order_by("name")],
         "ha_groups": [ha_group_dict(g) for g in HaGroup.objects.prefetch_related("nodes__node").order_by("name")],
     }
+
+
+def freeze(number):
+    """The snapshot dict (compiler input) of every stored object."""
+    return _frozen(number, VirtualService.objects.all(), Pool.objects.all(), Certificate.objects.all())
+
+
+WILDCARDS = {4: "0.0.0.0", 6: "::"}
+
+
+def freeze_around(services=(), pools=(), vips=()):
+    """The snapshot dict of what a change to ``services`` and ``pools`` (ids) can break, for
+    a write to verify at the cost of what it touches rather than of the whole configuration:
+
+    - those services, and every service that uses one of those pools or of the pools those
+      services use (a pool serves one mode);
+    - the services on the same addresses as those services or as ``vips`` (the addresses a
+      change gives them), and the wildcards of their families: listener clashes;
+    - the IPVS services with a port range (their firewall marks must differ);
+    - every pool the services above use, the certificates they all name, and the (few)
+      nodes, HA groups and sync settings.
+
+    What verify() says of it about these objects is what it says of the whole configuration;
+    the full verify runs at apply (revisions.publish)."""
+    service_ids = set(services)
+    pool_ids = set(pools)
+    pool_ids |= _pools_of(service_ids)
+    users = set(
+        VirtualService.objects.filter(Q(default_pool__in=pool_ids) | Q(rules__pool__in=pool_ids)).values_list(
+            "pk", flat=True
+        )
+    )
+    addresses = set(vips) | set(VirtualService.objects.filter(pk__in=service_ids).values_list("vip", flat=True))
+    service_ids |= users | _listening_on(addresses)
+    service_ids |= set(
+        VirtualService.objects.exclude(port_end=0).exclude(forwarding="proxy").values_list("pk", flat=True)
+    )
+    pool_ids |= _pools_of(service_ids)
+    frozen = _frozen(
+        0,
+        VirtualService.objects.filter(pk__in=service_ids),
+        Pool.objects.filter(pk__in=pool_ids),
+        Certificate.objects.none(),
+    )
+    return with_certificates(frozen)
+
+
+def with_certificates(frozen):
+    """``frozen`` (a snapshot dict of some services and pools), its certificates the ones they
+    name: after a change names another, this gives it too."""
+    named = {c for s in frozen["virtual_services"] for c in [*s["certificates"], s["client_ca"]]}
+    named |= {p["tls_ca"] for p in frozen["pools"]}
+    frozen["certificates"] = [snapshot_entry(c) for c in Certificate.objects.filter(name__in=named).order_by("name")]
+    return frozen
+
+
+def _pools_of(service_ids):
+    """The ids of the pools these services use (default pools and rules')."""
+    if not service_ids:
+        return set()
+    used = VirtualService.objects.filter(pk__in=service_ids)
+    return set(used.values_list("default_pool", flat=True)) | set(
+        used.filter(rules__pool__isnull=False).values_list("rules__pool", flat=True)
+    )
+
+
+def _listening_on(addresses):
+    """The ids of the services whose listeners could clash with one on ``addresses``: the same
+    addresses, the wildcards of their families, and for a wildcard its whole family."""
+    near = Q(pk__in=[])
+    for address in addresses:
+        try:
+            version = ipaddress.ip_address(address).version
+        except ValueError:
+            continue  # a refused VIP clashes with nothing; its own field says why
+        family = Q(vip__contains=":") if version == 6 else ~Q(vip__contains=":")
+        unspecified = ipaddress.ip_address(address).is_unspecified
+        near |= family if unspecified else Q(vip__in=[address, WILDCARDS[version]])
+    return set(VirtualService.objects.filter(near).values_list("pk", flat=True))
 
 
 _current = {"stamp": None, "at": 0.0, "snapshot": None}
@@ -228,18 +310,15 @@ _current = {"stamp": None, "at": 0.0, "snapshot": None}
 def current():
     """freeze(0) for readers that may be a moment late (a list's advice, the pending changes).
 
-    Reused, in this process, until the API records a write or a revision is published, and for
-    at most settings.FULCRUM_SNAPSHOT_REUSE_S (bounds the lateness for writes made outside the
-    API). Freezing 1,000 services takes about a second; a console asks every few seconds.
-    Callers must not change the dict. Writes validate against freeze(0), never this."""
-    from accounts.models import AuditEntry  # both apps depend on services, not the other way round
-    from revisions.models import Revision
+    Reused, in this process, until the snapshot generation moves (snapshots.generation: any
+    committed change to what a snapshot holds, however made) or a revision is published, and
+    for at most settings.FULCRUM_SNAPSHOT_REUSE_S. Freezing 1,000 services takes about a
+    second; a console asks every few seconds. Callers must not change the dict. Writes
+    validate against what they touch (freeze_around), never this."""
+    from revisions.models import Revision  # revisions depends on services, not the other way round
 
     # The stamp is read before freezing: a change committed meanwhile gives a newer stamp next time.
-    stamp = (
-        AuditEntry.objects.order_by("-id").values_list("id", flat=True).first(),
-        Revision.objects.order_by("-number").values_list("number", flat=True).first(),
-    )
+    stamp = (generation(), Revision.objects.order_by("-number").values_list("number", flat=True).first())
     now = time.monotonic()
     if _current["stamp"] != stamp or now - _current["at"] >= settings.FULCRUM_SNAPSHOT_REUSE_S:
         _current.update(stamp=stamp, at=now, snapshot=freeze(0))

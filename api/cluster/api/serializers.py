@@ -85,7 +85,7 @@ class NodeSerializer(VersionedSerializerMixin, StrictModelSerializer):
 
     def validate(self, attrs):
         name, address = self.merged(attrs, "name", "address").values()
-        frozen = snapshot.freeze(0)
+        frozen = snapshot.freeze_around()  # nodes and HA groups: no service verifies by them
         old = self.instance.name if self.instance is not None else None
         entry = {"name": name, "address": address or "", "standby": self.instance.standby if self.instance else False}
         frozen["nodes"] = snapshot.replace(frozen["nodes"], old, entry)
@@ -93,7 +93,7 @@ class NodeSerializer(VersionedSerializerMixin, StrictModelSerializer):
             for group in frozen["ha_groups"]:
                 for n in group["nodes"]:
                     n["node"] = name if n["node"] == old else n["node"]
-        compiler_check(frozen, f"nodes/{name}")
+        compiler_check(frozen, f"nodes/{name}", {})
         return attrs
 
 
@@ -255,7 +255,7 @@ class HaGroupSerializer(VersionedSerializerMixin, StrictModelSerializer):
             rows = [HaGroupNode(group=group, **entry) for entry in attrs["nodes"]]
         else:
             rows = list(self.instance.nodes.select_related("node")) if self.instance else []
-        frozen = snapshot.freeze(0)
+        frozen = snapshot.freeze_around()  # HA groups, nodes and the sync settings
         old = self.instance.name if self.instance is not None else None
         frozen["ha_groups"] = snapshot.replace(frozen["ha_groups"], old, snapshot.ha_group_dict(group, rows))
         sync = frozen["ipvs_sync"]
@@ -263,7 +263,7 @@ class HaGroupSerializer(VersionedSerializerMixin, StrictModelSerializer):
             sync["ha_group"] = group.name  # stored by key, the sync settings follow a rename
         # A VRID or VIP clash is reported on both groups; the other group's copy is an echo.
         echoes = [f"ha-groups/{g['name']}/{f}" for g in frozen["ha_groups"] for f in ("vrid", "vips/")]
-        compiler_check(frozen, f"ha-groups/{group.name}", renames={"version": "vrrp_version"}, echoes=echoes)
+        compiler_check(frozen, f"ha-groups/{group.name}", {}, renames={"version": "vrrp_version"}, echoes=echoes)
         return attrs
 
     @transaction.atomic

@@ -1,8 +1,10 @@
 """Serializers for virtual services, rules, pools, members and health checks.
 
 Shapes and single-field rules are declared here; everything else is checked by the
-compiler itself (``compiler_check``): the candidate object is put into a snapshot of all
-stored objects and verified, so the API accepts exactly what the compiler can render.
+compiler itself (``compiler_check``): the candidate object is put into a snapshot of the
+stored objects it can affect (services.snapshot.freeze_around: its service, pools, the
+services sharing them or its addresses) and verified, so the API accepts exactly what the
+compiler can render, at the cost of what the change touches.
 """
 
 from django.db import transaction
@@ -12,7 +14,7 @@ from rest_framework import serializers
 
 from compiler import VerifyError, rules, snapshot_from_dict, verify
 from compiler.advice import service_warnings
-from compiler.verify import listeners_clash, transport
+from compiler.facts import listeners_clash, transport
 from compiler.verify import port_end_problems as verify_port_end
 from compiler.verify import vip_problems as verify_vip
 from fulcrum.concurrency import VersionedSerializerMixin
@@ -21,8 +23,9 @@ from services import snapshot
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 
 
-def compiler_check(candidate, prefix, renames=None, related=None, echoes=()):
-    """Verify the snapshot ``candidate``; raise field errors for problems under ``prefix``.
+def compiler_check(candidate, prefix, scope, renames=None, related=None, echoes=()):
+    """Verify the snapshot ``candidate``, made by services.snapshot.freeze_around(**scope) and
+    changed; raise field errors for problems under ``prefix``.
 
     ``renames`` maps snapshot field names to API field names; ``related`` maps the path of
     another object to the field that refers to it. Any other problem elsewhere (another
@@ -31,7 +34,7 @@ def compiler_check(candidate, prefix, renames=None, related=None, echoes=()):
     other side of a clash the compiler reports on both objects).
     """
     try:
-        verify(snapshot_from_dict(candidate))
+        verify(snapshot_from_dict(snapshot.with_certificates(candidate)))
     except VerifyError as err:
         problems = err.problems
     else:
@@ -51,7 +54,7 @@ def compiler_check(candidate, prefix, renames=None, related=None, echoes=()):
         elsewhere = [(path, message) for path, message in elsewhere if not path.startswith(tuple(echoes))]
     if elsewhere:
         try:
-            verify(snapshot_from_dict(snapshot.freeze(0)))
+            verify(snapshot_from_dict(snapshot.freeze_around(**scope)))
             before = set()
         except VerifyError as err:
             before = set(err.problems)
@@ -62,13 +65,15 @@ def compiler_check(candidate, prefix, renames=None, related=None, echoes=()):
         raise serializers.ValidationError(errors)
 
 
-def service_advice():
-    """{service name: [warning]} from the stored objects and the nodes' latest status."""
+def service_advice(service=None):
+    """{service name: [warning]} from the stored objects and the nodes' latest status: of
+    every service, or of ``service`` (one object's answer) and its neighbourhood only."""
     from cluster.models import Node  # cluster depends on services, not the other way round
 
     nodes = {n.name: {"networks": n.networks, "ipvs": n.ipvs_status} for n in Node.objects.all()}
     try:
-        snap = snapshot_from_dict(snapshot.current())
+        frozen = snapshot.current() if service is None else snapshot.freeze_around(services=[service.pk])
+        snap = snapshot_from_dict(frozen)
     except VerifyError:
         return {}
     return service_warnings(snap, nodes)
@@ -99,10 +104,11 @@ class HealthCheckSerializer(VersionedSerializerMixin, StrictModelSerializer):
             raise serializers.ValidationError({"timeout_ms": ["Must not exceed interval_ms."]})
         check = _candidate_instance(self, attrs, HealthCheck)
         pool = check.pool
-        frozen = snapshot.freeze(0)
+        scope = {"pools": [pool.pk]}
+        frozen = snapshot.freeze_around(**scope)
         pool_data = {**snapshot.pool_dict(pool), "health_check": snapshot.health_check_dict(check)}
         frozen["pools"] = snapshot.replace(frozen["pools"], pool.name, pool_data)
-        compiler_check(frozen, f"pools/{pool.name}/health_check")
+        compiler_check(frozen, f"pools/{pool.name}/health_check", scope)
         return attrs
 
 
@@ -174,11 +180,15 @@ class MemberSerializer(VersionedSerializerMixin, StrictModelSerializer):
             port=port,
         )
         member = _candidate_instance(self, attrs, Member)
-        frozen = snapshot.freeze(0)
+        scope = {"pools": [pool.pk, *([self.instance.pool_id] if self.instance is not None else [])]}
+        frozen = snapshot.freeze_around(**scope)
+        if self.instance is not None and self.instance.pool_id != pool.pk:  # it leaves its pool
+            left = next(p for p in frozen["pools"] if p["name"] == self.instance.pool.name)
+            left["members"] = [m for m in left["members"] if m["name"] != self.instance.name]
         pool_data = next(p for p in frozen["pools"] if p["name"] == pool.name)
         old = self.instance.name if self.instance is not None and self.instance.pool_id == pool.pk else None
         pool_data["members"] = snapshot.replace(pool_data["members"], old, snapshot.member_dict(member))
-        compiler_check(frozen, f"pools/{pool.name}/members/{member.name}")
+        compiler_check(frozen, f"pools/{pool.name}/members/{member.name}", scope)
         return attrs
 
 
@@ -262,14 +272,15 @@ class PoolSerializer(VersionedSerializerMixin, StrictModelSerializer):
 
     def validate(self, attrs):
         pool = _candidate_instance(self, attrs, Pool)
-        frozen = snapshot.freeze(0)
+        scope = {"pools": [self.instance.pk] if self.instance is not None else []}
+        frozen = snapshot.freeze_around(**scope)
         old = self.instance.name if self.instance is not None else None
         members = list(self.instance.members.all()) if self.instance is not None else []
         check = getattr(self.instance, "health_check", None) if self.instance is not None else None
         data = snapshot.pool_dict(pool, members=members, check=check)
         frozen["pools"] = snapshot.replace(frozen["pools"], old, data)
         _rename_references(frozen, "pool", old, pool.name)
-        compiler_check(frozen, f"pools/{pool.name}")
+        compiler_check(frozen, f"pools/{pool.name}", scope)
         return attrs
 
 
@@ -334,11 +345,12 @@ class RuleSerializer(VersionedSerializerMixin, StrictModelSerializer):
             Rule, "name", f"Service {service} already has a rule named {name}.", virtual_service=service, name=name
         )
         rule = _candidate_instance(self, attrs, Rule)
-        frozen = snapshot.freeze(0)
+        scope = {"services": [service.pk], "pools": [rule.pool_id] if rule.pool_id else []}
+        frozen = snapshot.freeze_around(**scope)
         data = next(s for s in frozen["virtual_services"] if s["name"] == service.name)
         old = self.instance.name if self.instance is not None else None
         data["rules"] = snapshot.replace(data["rules"], old, snapshot.rule_dict(rule))
-        compiler_check(frozen, f"virtual-services/{service.name}/rules/{rule.name}")
+        compiler_check(frozen, f"virtual-services/{service.name}/rules/{rule.name}", scope)
         return attrs
 
     @transaction.atomic
@@ -438,13 +450,18 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
             sni = attrs["sni_certificates"]
         else:
             sni = list(self.instance.sni_certificates.all()) if self.instance is not None else []
-        frozen = snapshot.freeze(0)
+        scope = {
+            "services": [self.instance.pk] if self.instance is not None else [],
+            "pools": [service.default_pool_id] if service.default_pool_id else [],
+            "vips": [str(service.vip)],
+        }
+        frozen = snapshot.freeze_around(**scope)
         old = self.instance.name if self.instance is not None else None
         rules_ = list(self.instance.rules.all()) if self.instance is not None else []
         data = snapshot.service_dict(service, rules=rules_, sni_certificates=sni)
         frozen["virtual_services"] = snapshot.replace(frozen["virtual_services"], old, data)
         related = {f"pools/{service.default_pool.name}": "default_pool"} if service.default_pool_id else {}
-        compiler_check(frozen, f"virtual-services/{service.name}", self.RENAMES, related)
+        compiler_check(frozen, f"virtual-services/{service.name}", scope, self.RENAMES, related)
         return attrs
 
     def _refuse_listener_clash(self, service):
@@ -454,7 +471,8 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
     def get_warnings(self, instance):
         advice = self.context.get("_advice")
         if advice is None:  # once per request: a list shares one context
-            advice = self.context["_advice"] = service_advice()
+            alone = self.parent is None  # one object's answer: its neighbourhood tells enough
+            advice = self.context["_advice"] = service_advice(instance if alone else None)
         return advice.get(instance.name, [])
 
 

@@ -1,10 +1,11 @@
 """services.snapshot.current(): the pending changes and a list's advice reuse one snapshot until
-the API records a write or publishes; a write made outside the API shows within the reuse window."""
+a change commits (the snapshot generation, however the change was made) or a revision is
+published; the reuse window bounds how late it can be."""
 
 from unittest import mock
 
-from django.test import override_settings
-from rest_framework.test import APITestCase
+from django.test import TransactionTestCase, override_settings
+from rest_framework.test import APIClient
 
 from accounts.tests.people import person
 from services import snapshot
@@ -20,22 +21,28 @@ def pending_names(client):
 
 
 @override_settings(FULCRUM_SNAPSHOT_REUSE_S=30)
-class CurrentSnapshotTest(APITestCase):
+class CurrentSnapshotTest(TransactionTestCase):
+    """Changes commit here (the generation moves at commit), as they do in the API."""
+
     def setUp(self):
         snapshot._current.update(stamp=None, at=0.0, snapshot=None)
+        self.client = APIClient()
         self.client.force_authenticate(person("cur", "admin"))
 
-    def test_reused_until_the_api_records_a_write(self):
+    def test_reused_until_a_change_commits(self):
         self.assertEqual(pending_names(self.client), [])
         with mock.patch.object(snapshot, "freeze", wraps=snapshot.freeze) as freeze:
-            Pool.objects.create(name="outside")  # no API call: nothing recorded
-            self.assertEqual(pending_names(self.client), [])  # late, within the window
-            self.assertEqual(freeze.call_count, 0)
+            self.assertEqual(pending_names(self.client), [])
+            self.assertEqual(freeze.call_count, 0)  # nothing changed: reused
+            Pool.objects.create(name="outside")  # not through the API: seen all the same
+            self.assertEqual(pending_names(self.client), ["pools/outside"])
+            self.assertEqual(freeze.call_count, 1)
             created = self.client.post("/api/v1/pools/", {"name": "inside"}, format="json")
             self.assertEqual(created.status_code, 201, created.content)
             self.assertEqual(pending_names(self.client), ["pools/inside", "pools/outside"])
             self.assertEqual(pending_names(self.client), ["pools/inside", "pools/outside"])
-            self.assertEqual(freeze.call_count, 2)  # once for the write's own checks, once for pending
+            # Once more, for pending: the write checks only its neighbourhood (freeze_around).
+            self.assertEqual(freeze.call_count, 2)
 
     def test_a_publish_refreshes_it(self):
         self.assertEqual(self.client.post("/api/v1/pools/", {"name": "a"}, format="json").status_code, 201)
@@ -45,7 +52,11 @@ class CurrentSnapshotTest(APITestCase):
         self.assertEqual(pending_names(self.client), [])
 
     def test_the_window_bounds_how_late_it_is(self):
-        self.assertEqual(pending_names(self.client), [])
-        Pool.objects.create(name="outside")
-        with mock.patch.object(snapshot.time, "monotonic", return_value=snapshot._current["at"] + 30):
-            self.assertEqual(pending_names(self.client), ["pools/outside"])
+        """Should a change slip past the generation (the instant between its commit and the
+        sequence's next value), the snapshot is at most the window late."""
+        with mock.patch.object(snapshot, "generation", return_value=7):
+            self.assertEqual(pending_names(self.client), [])
+            Pool.objects.create(name="outside")
+            self.assertEqual(pending_names(self.client), [])  # late, within the window
+            with mock.patch.object(snapshot.time, "monotonic", return_value=snapshot._current["at"] + 30):
+                self.assertEqual(pending_names(self.client), ["pools/outside"])
