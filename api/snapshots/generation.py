@@ -15,7 +15,8 @@ SEQUENCE = "snapshot_generation"
 
 
 def generation():
-    """The newest generation (a number that only grows)."""
+    """The newest generation (a number that only grows); None while the schema predates it
+    (the new code of a rolling upgrade on a standby, before the primary has migrated)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT last_value FROM {SEQUENCE}")
+        cursor.execute("SELECT pg_sequence_last_value(to_regclass(%s))", [SEQUENCE])
         return cursor.fetchone()[0]
