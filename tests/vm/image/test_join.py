@@ -161,7 +161,8 @@ def management_story(appliances, lines=25):
     for box in appliances:
         answer = box.ssh(
             f"/usr/lib/fulcrum/bin/fulcrum-management state; runuser -u postgres -- psql -XtAc 'SELECT pg_is_in_recovery()';"
-            f" journalctl -o short-precise --no-pager -n {lines} {MANAGEMENT_UNITS}",
+            f" journalctl -o short-precise --no-pager -n 400 {MANAGEMENT_UNITS}"
+            f" | grep -v -e 'is already running, expect idle' -e 'pam_unix(runuser:session)' | tail -n {lines}",
             check=False, timeout=30,
         )  # fmt: skip
         told.append(f"---- {box.address} ----\n{answer.stdout.strip()}")
