@@ -178,6 +178,41 @@ def test_bad_input_is_refused_with_the_field_message(cli):
     cli("pool", "create", "--set", "novalue", check_code=2)
 
 
+RULES_CSV = """\
+name,kind,values,pool,negate
+api,path_prefix,/api/|/v2/,web,
+not-admin,path_prefix,/admin/,web,true
+"""
+
+RULES_YAML = """\
+- name: not-admin
+  action: deny
+  conditions: [{kind: path_prefix, values: [/admin/]}]
+"""
+
+
+def test_import_rules_from_csv_and_yaml(cli, tmp_path):
+    (tmp_path / "rules.csv").write_text(RULES_CSV)
+    out = cli.ok("rule", "import", "web", str(tmp_path / "rules.csv"))
+    assert out == "Imported 2 rules into web: 2 created, 0 updated, 0 deleted; it has 2 rules.\n"
+    rules = cli.json("rule", "list")
+    assert [(r["name"], r["position"], r["action"], r["conditions"][0]["values"]) for r in rules] == [
+        ("api", 0, "use_pool", ["/api/", "/v2/"]),
+        ("not-admin", 1, "use_pool", ["/admin/"]),
+    ]
+    assert rules[1]["conditions"][0]["negate"] is True
+    # One bad line refuses the file, named by its line in the file; nothing changes.
+    (tmp_path / "bad.csv").write_text("name,kind,values,pool\nnew,path_prefix,/new/,web\nbroken,path_regex,(open,web\n")
+    result = cli("rule", "import", "web", str(tmp_path / "bad.csv"), check_code=5)
+    assert any(line.startswith("  line 3.conditions: ") for line in result.stderr.splitlines()), result.stderr
+    assert cli.json("rule", "list") == rules
+    # --replace, from YAML on standard input: the file's rules become the service's.
+    out = cli.ok("rule", "import", "web", "-", "--replace", stdin=RULES_YAML)
+    assert out == "Imported 1 rules into web: 0 created, 1 updated, 1 deleted; it has 1 rules.\n"
+    assert [(r["name"], r["action"]) for r in cli.json("rule", "list")] == [("not-admin", "deny")]
+    cli.ok("rule", "delete", "web/not-admin")
+
+
 def test_apply_then_diff_and_pending(cli):
     assert cli.ok("pending").startswith("Not applied yet")
     out = cli.ok("apply", "-m", "web service")

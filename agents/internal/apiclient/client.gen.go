@@ -659,6 +659,24 @@ func (e MethodEnum) Valid() bool {
 	}
 }
 
+// Defines values for ModeEnum.
+const (
+	Append  ModeEnum = "append"
+	Replace ModeEnum = "replace"
+)
+
+// Valid indicates whether the value is a known member of the ModeEnum enum.
+func (e ModeEnum) Valid() bool {
+	switch e {
+	case Append:
+		return true
+	case Replace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NodeRevisionStateEnum.
 const (
 	NodeRevisionStateEnumApplied NodeRevisionStateEnum = "applied"
@@ -1476,6 +1494,71 @@ type BackupRestoreResult struct {
 
 // BlankEnum defines model for BlankEnum.
 type BlankEnum = interface{}
+
+// BulkRuleDeleteRequest Rules of one virtual service to delete, by name.
+type BulkRuleDeleteRequest struct {
+	Names          []string `json:"names"`
+	VirtualService int      `json:"virtual_service"`
+}
+
+// BulkRuleRowRequest One row: a rule's fields without its service and position (the batch gives those), its
+// pool by id. Only the row's own fields are checked here; the batch checks the rest.
+type BulkRuleRowRequest struct {
+	// Action * `use_pool` - Use pool
+	// * `redirect` - Redirect
+	// * `deny` - Deny
+	// * `set_request_header` - Set request header
+	// * `remove_request_header` - Remove request header
+	// * `set_response_header` - Set response header
+	// * `remove_response_header` - Remove response header
+	Action ActionEnum `json:"action"`
+
+	// Conditions All must match (AND).
+	Conditions  []ConditionRequest             `json:"conditions"`
+	DenyStatus  *DenyStatusEnum                `json:"deny_status,omitempty"`
+	Enabled     *bool                          `json:"enabled,omitempty"`
+	HeaderName  *BulkRuleRowRequest_HeaderName `json:"header_name,omitempty"`
+	HeaderValue *string                        `json:"header_value,omitempty"`
+	Name        string                         `json:"name"`
+
+	// Pool The pool's id.
+	Pool             *int              `json:"pool,omitempty"`
+	RedirectCode     *RedirectCodeEnum `json:"redirect_code,omitempty"`
+	RedirectLocation *string           `json:"redirect_location,omitempty"`
+}
+
+// BulkRuleRowRequestHeaderName0 defines model for BulkRuleRowRequest.HeaderName.0.
+type BulkRuleRowRequestHeaderName0 = string
+
+// BulkRuleRowRequestHeaderName1 defines model for BulkRuleRowRequest.HeaderName.1.
+type BulkRuleRowRequestHeaderName1 = string
+
+// BulkRuleRowRequest_HeaderName defines model for BulkRuleRowRequest.HeaderName.
+type BulkRuleRowRequest_HeaderName struct {
+	union json.RawMessage
+}
+
+// BulkRulesRequest Rules of one virtual service, in order; each row as a single rule's fields.
+type BulkRulesRequest struct {
+	// Mode append: after the service's rules, in this order. replace: these become the service's rules, in this order; rules of the same name keep their id, the others go.
+	//
+	// * `append` - append
+	// * `replace` - replace
+	Mode           *ModeEnum            `json:"mode,omitempty"`
+	Rules          []BulkRuleRowRequest `json:"rules"`
+	VirtualService int                  `json:"virtual_service"`
+}
+
+// BulkRulesResult What a batch did to the service's rules.
+type BulkRulesResult struct {
+	Created int `json:"created"`
+	Deleted int `json:"deleted"`
+
+	// Rules The service's rules now.
+	Rules          int `json:"rules"`
+	Updated        int `json:"updated"`
+	VirtualService int `json:"virtual_service"`
+}
 
 // Certificate Shows “version“ and accepts it on writes (checked by the view, never stored).
 type Certificate struct {
@@ -2704,6 +2787,10 @@ type Metrics struct {
 	Start time.Time `json:"start"`
 	StepS int       `json:"step_s"`
 }
+
+// ModeEnum * `append` - append
+// * `replace` - replace
+type ModeEnum string
 
 // Node Shows “version“ and accepts it on writes (checked by the view, never stored).
 type Node struct {
@@ -5194,6 +5281,12 @@ type RevisionsRollbackCreateJSONRequestBody = RevisionRollbackRequest
 // RulesCreateJSONRequestBody defines body for RulesCreate for application/json ContentType.
 type RulesCreateJSONRequestBody = RuleRequest
 
+// RulesBulkDeleteCreateJSONRequestBody defines body for RulesBulkDeleteCreate for application/json ContentType.
+type RulesBulkDeleteCreateJSONRequestBody = BulkRuleDeleteRequest
+
+// RulesBulkCreateJSONRequestBody defines body for RulesBulkCreate for application/json ContentType.
+type RulesBulkCreateJSONRequestBody = BulkRulesRequest
+
 // RulesPartialUpdateJSONRequestBody defines body for RulesPartialUpdate for application/json ContentType.
 type RulesPartialUpdateJSONRequestBody = PatchedRuleRequest
 
@@ -5380,6 +5473,68 @@ func (t AgentStatusRequest_Management) MarshalJSON() ([]byte, error) {
 }
 
 func (t *AgentStatusRequest_Management) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBulkRuleRowRequestHeaderName0 returns the union data inside the BulkRuleRowRequest_HeaderName as a BulkRuleRowRequestHeaderName0
+func (t BulkRuleRowRequest_HeaderName) AsBulkRuleRowRequestHeaderName0() (BulkRuleRowRequestHeaderName0, error) {
+	var body BulkRuleRowRequestHeaderName0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBulkRuleRowRequestHeaderName0 overwrites any union data inside the BulkRuleRowRequest_HeaderName as the provided BulkRuleRowRequestHeaderName0
+func (t *BulkRuleRowRequest_HeaderName) FromBulkRuleRowRequestHeaderName0(v BulkRuleRowRequestHeaderName0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBulkRuleRowRequestHeaderName0 performs a merge with any union data inside the BulkRuleRowRequest_HeaderName, using the provided BulkRuleRowRequestHeaderName0
+func (t *BulkRuleRowRequest_HeaderName) MergeBulkRuleRowRequestHeaderName0(v BulkRuleRowRequestHeaderName0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBulkRuleRowRequestHeaderName1 returns the union data inside the BulkRuleRowRequest_HeaderName as a BulkRuleRowRequestHeaderName1
+func (t BulkRuleRowRequest_HeaderName) AsBulkRuleRowRequestHeaderName1() (BulkRuleRowRequestHeaderName1, error) {
+	var body BulkRuleRowRequestHeaderName1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBulkRuleRowRequestHeaderName1 overwrites any union data inside the BulkRuleRowRequest_HeaderName as the provided BulkRuleRowRequestHeaderName1
+func (t *BulkRuleRowRequest_HeaderName) FromBulkRuleRowRequestHeaderName1(v BulkRuleRowRequestHeaderName1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBulkRuleRowRequestHeaderName1 performs a merge with any union data inside the BulkRuleRowRequest_HeaderName, using the provided BulkRuleRowRequestHeaderName1
+func (t *BulkRuleRowRequest_HeaderName) MergeBulkRuleRowRequestHeaderName1(v BulkRuleRowRequestHeaderName1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BulkRuleRowRequest_HeaderName) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BulkRuleRowRequest_HeaderName) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7677,6 +7832,34 @@ type ClientInterface interface {
 	// set ``position`` to move a rule, and the others shift to keep 0..n-1.
 	RulesCreate(ctx context.Context, body RulesCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RulesBulkDeleteCreateWithBody performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Delete a service's rules by name, in one transaction; the rest keep their order.
+	RulesBulkDeleteCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RulesBulkDeleteCreate performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Delete a service's rules by name, in one transaction; the rest keep their order.
+	RulesBulkDeleteCreate(ctx context.Context, body RulesBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RulesBulkCreateWithBody performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Many rules of one service in one transaction: ``append`` them, or ``replace`` the
+	// service's rules with them (in this order). Checked row by row, then verified together;
+	// one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision.
+	RulesBulkCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RulesBulkCreate performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Many rules of one service in one transaction: ``append`` them, or ``replace`` the
+	// service's rules with them (in this order). Checked row by row, then verified together;
+	// one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision.
+	RulesBulkCreate(ctx context.Context, body RulesBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RulesDestroy performs a DELETE /api/v1/rules/{id}/ (the `RulesDestroy` operationId) request.
 	//
 	// Content-switching rules. Evaluated by ``position`` within their service, first match wins;
@@ -9791,6 +9974,74 @@ func (c *Client) RulesCreateWithBody(ctx context.Context, contentType string, bo
 // set “position“ to move a rule, and the others shift to keep 0..n-1.
 func (c *Client) RulesCreate(ctx context.Context, body RulesCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRulesCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RulesBulkDeleteCreateWithBody performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Delete a service's rules by name, in one transaction; the rest keep their order.
+func (c *Client) RulesBulkDeleteCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRulesBulkDeleteCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RulesBulkDeleteCreate performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Delete a service's rules by name, in one transaction; the rest keep their order.
+func (c *Client) RulesBulkDeleteCreate(ctx context.Context, body RulesBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRulesBulkDeleteCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RulesBulkCreateWithBody performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Many rules of one service in one transaction: “append“ them, or “replace“ the
+// service's rules with them (in this order). Checked row by row, then verified together;
+// one bad row refuses the batch, named by its index in “rules“. Applied with the next revision.
+func (c *Client) RulesBulkCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRulesBulkCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RulesBulkCreate performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Many rules of one service in one transaction: “append“ them, or “replace“ the
+// service's rules with them (in this order). Checked row by row, then verified together;
+// one bad row refuses the batch, named by its index in “rules“. Applied with the next revision.
+func (c *Client) RulesBulkCreate(ctx context.Context, body RulesBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRulesBulkCreateRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14663,6 +14914,86 @@ func NewRulesCreateRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewRulesBulkDeleteCreateRequest calls the generic RulesBulkDeleteCreate builder with application/json body
+func NewRulesBulkDeleteCreateRequest(server string, body RulesBulkDeleteCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRulesBulkDeleteCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRulesBulkDeleteCreateRequestWithBody constructs an http.Request for the RulesBulkDeleteCreate method, with any body, and a specified content type
+func NewRulesBulkDeleteCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rules/bulk-delete/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRulesBulkCreateRequest calls the generic RulesBulkCreate builder with application/json body
+func NewRulesBulkCreateRequest(server string, body RulesBulkCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRulesBulkCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRulesBulkCreateRequestWithBody constructs an http.Request for the RulesBulkCreate method, with any body, and a specified content type
+func NewRulesBulkCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/rules/bulk/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRulesDestroyRequest constructs an http.Request for the RulesDestroy method
 func NewRulesDestroyRequest(server string, id int, params *RulesDestroyParams) (*http.Request, error) {
 	var err error
@@ -16652,6 +16983,38 @@ type ClientWithResponsesInterface interface {
 	// Content-switching rules. Evaluated by ``position`` within their service, first match wins;
 	// set ``position`` to move a rule, and the others shift to keep 0..n-1.
 	RulesCreateWithResponse(ctx context.Context, body RulesCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RulesCreateResponse, error)
+
+	// RulesBulkDeleteCreateWithBodyWithResponse performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Delete a service's rules by name, in one transaction; the rest keep their order.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	RulesBulkDeleteCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RulesBulkDeleteCreateResponse, error)
+
+	// RulesBulkDeleteCreateWithResponse performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Delete a service's rules by name, in one transaction; the rest keep their order.
+	RulesBulkDeleteCreateWithResponse(ctx context.Context, body RulesBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RulesBulkDeleteCreateResponse, error)
+
+	// RulesBulkCreateWithBodyWithResponse performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Many rules of one service in one transaction: ``append`` them, or ``replace`` the
+	// service's rules with them (in this order). Checked row by row, then verified together;
+	// one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	RulesBulkCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RulesBulkCreateResponse, error)
+
+	// RulesBulkCreateWithResponse performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Many rules of one service in one transaction: ``append`` them, or ``replace`` the
+	// service's rules with them (in this order). Checked row by row, then verified together;
+	// one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision.
+	RulesBulkCreateWithResponse(ctx context.Context, body RulesBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RulesBulkCreateResponse, error)
 
 	// RulesDestroyWithResponse performs a DELETE /api/v1/rules/{id}/ (the `RulesDestroy` operationId) request.
 	//
@@ -22925,6 +23288,158 @@ func (r RulesCreateResponse) ContentType() string {
 	return ""
 }
 
+type RulesBulkDeleteCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BulkRulesResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RulesBulkDeleteCreateResponse) GetJSON200() *BulkRulesResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RulesBulkDeleteCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RulesBulkDeleteCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RulesBulkDeleteCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RulesBulkDeleteCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RulesBulkDeleteCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r RulesBulkDeleteCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RulesBulkDeleteCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RulesBulkDeleteCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RulesBulkDeleteCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RulesBulkCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BulkRulesResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RulesBulkCreateResponse) GetJSON200() *BulkRulesResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RulesBulkCreateResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RulesBulkCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RulesBulkCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RulesBulkCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RulesBulkCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r RulesBulkCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RulesBulkCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RulesBulkCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RulesBulkCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RulesDestroyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26111,6 +26626,62 @@ func (c *ClientWithResponses) RulesCreateWithResponse(ctx context.Context, body 
 		return nil, err
 	}
 	return ParseRulesCreateResponse(rsp)
+}
+
+// RulesBulkDeleteCreateWithBodyWithResponse performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Delete a service's rules by name, in one transaction; the rest keep their order.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) RulesBulkDeleteCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RulesBulkDeleteCreateResponse, error) {
+	rsp, err := c.RulesBulkDeleteCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRulesBulkDeleteCreateResponse(rsp)
+}
+
+// RulesBulkDeleteCreateWithResponse performs a POST /api/v1/rules/bulk-delete/ (the `RulesBulkDeleteCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Delete a service's rules by name, in one transaction; the rest keep their order.
+func (c *ClientWithResponses) RulesBulkDeleteCreateWithResponse(ctx context.Context, body RulesBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RulesBulkDeleteCreateResponse, error) {
+	rsp, err := c.RulesBulkDeleteCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRulesBulkDeleteCreateResponse(rsp)
+}
+
+// RulesBulkCreateWithBodyWithResponse performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Many rules of one service in one transaction: “append“ them, or “replace“ the
+// service's rules with them (in this order). Checked row by row, then verified together;
+// one bad row refuses the batch, named by its index in “rules“. Applied with the next revision.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) RulesBulkCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RulesBulkCreateResponse, error) {
+	rsp, err := c.RulesBulkCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRulesBulkCreateResponse(rsp)
+}
+
+// RulesBulkCreateWithResponse performs a POST /api/v1/rules/bulk/ (the `RulesBulkCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Many rules of one service in one transaction: “append“ them, or “replace“ the
+// service's rules with them (in this order). Checked row by row, then verified together;
+// one bad row refuses the batch, named by its index in “rules“. Applied with the next revision.
+func (c *ClientWithResponses) RulesBulkCreateWithResponse(ctx context.Context, body RulesBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*RulesBulkCreateResponse, error) {
+	rsp, err := c.RulesBulkCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRulesBulkCreateResponse(rsp)
 }
 
 // RulesDestroyWithResponse performs a DELETE /api/v1/rules/{id}/ (the `RulesDestroy` operationId) request.
@@ -31317,6 +31888,128 @@ func ParseRulesCreateResponse(rsp *http.Response) (*RulesCreateResponse, error) 
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRulesBulkDeleteCreateResponse parses an HTTP response from a RulesBulkDeleteCreateWithResponse call
+func ParseRulesBulkDeleteCreateResponse(rsp *http.Response) (*RulesBulkDeleteCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RulesBulkDeleteCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BulkRulesResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRulesBulkCreateResponse parses an HTTP response from a RulesBulkCreateWithResponse call
+func ParseRulesBulkCreateResponse(rsp *http.Response) (*RulesBulkCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RulesBulkCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BulkRulesResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -24,6 +24,8 @@ func (a *app) extraCommands(k *kind) []*cobra.Command {
 		return []*cobra.Command{a.generateCertificateCommand(k)}
 	case "node":
 		return []*cobra.Command{a.standbyCommand(k), a.switchoverCommand()}
+	case "rule":
+		return []*cobra.Command{a.ruleImportCommand()}
 	}
 	return nil
 }

@@ -7,11 +7,13 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from accounts import audit
 from fulcrum.concurrency import VersionedViewSetMixin
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.problems import refused_body
 from revisions.publish import PublishError, publish_member_runtime
+from services.api import bulk as batches
 from services.api import serializers
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 
@@ -60,6 +62,31 @@ class RuleViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
         later = Rule.objects.filter(virtual_service=instance.virtual_service, position__gt=instance.position)
         instance.delete()
         later.update(position=F("position") - 1)
+
+    @extend_schema(
+        request=batches.BulkRulesSerializer,
+        responses={200: batches.BulkRulesResultSerializer, 400: OpenApiResponse(description="the bad rows, by index")},
+    )
+    @action(detail=False, methods=["post"], url_path="bulk")
+    def bulk(self, request):
+        """Many rules of one service in one transaction: ``append`` them, or ``replace`` the
+        service's rules with them (in this order). Checked row by row, then verified together;
+        one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision."""
+        return self._bulk(request, batches.BulkRulesSerializer(data=request.data), "bulk")
+
+    @extend_schema(request=batches.BulkRuleDeleteSerializer, responses={200: batches.BulkRulesResultSerializer})
+    @action(detail=False, methods=["post"], url_path="bulk-delete")
+    def bulk_delete(self, request):
+        """Delete a service's rules by name, in one transaction; the rest keep their order."""
+        return self._bulk(request, batches.BulkRuleDeleteSerializer(data=request.data), "bulk-delete")
+
+    def _bulk(self, request, serializer, action):
+        serializer.is_valid(raise_exception=True)
+        done = serializer.save()
+        service = serializer.validated_data["virtual_service"]
+        counts = {k: done[k] for k in ("created", "updated", "deleted", "rules")}
+        audit.record_event(f"rule-{action}", request=request, obj=service, status_code=200, changes=counts)
+        return Response(batches.BulkRulesResultSerializer(done).data)
 
 
 @extend_schema_view(

@@ -1117,6 +1117,44 @@ export interface paths {
         patch: operations["rules_partial_update"];
         trace?: never;
     };
+    "/api/v1/rules/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Many rules of one service in one transaction: ``append`` them, or ``replace`` the
+         *     service's rules with them (in this order). Checked row by row, then verified together;
+         *     one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision.
+         */
+        post: operations["rules_bulk_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rules/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Delete a service's rules by name, in one transaction; the rest keep their order. */
+        post: operations["rules_bulk_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tokens/": {
         parameters: {
             query?: never;
@@ -1552,6 +1590,51 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
+        /** @description Rules of one virtual service to delete, by name. */
+        BulkRuleDeleteRequest: {
+            virtual_service: number;
+            names: string[];
+        };
+        /**
+         * @description One row: a rule's fields without its service and position (the batch gives those), its
+         *     pool by id. Only the row's own fields are checked here; the batch checks the rest.
+         */
+        BulkRuleRowRequest: {
+            name: string;
+            enabled?: boolean;
+            /** @description All must match (AND). */
+            conditions: components["schemas"]["ConditionRequest"][];
+            action: components["schemas"]["ActionEnum"];
+            redirect_code?: components["schemas"]["RedirectCodeEnum"];
+            redirect_location?: string;
+            deny_status?: components["schemas"]["DenyStatusEnum"];
+            header_name?: string;
+            header_value?: string;
+            /** @description The pool's id. */
+            pool?: number | null;
+        };
+        /** @description Rules of one virtual service, in order; each row as a single rule's fields. */
+        BulkRulesRequest: {
+            virtual_service: number;
+            /**
+             * @description append: after the service's rules, in this order. replace: these become the service's rules, in this order; rules of the same name keep their id, the others go.
+             *
+             *     * `append` - append
+             *     * `replace` - replace
+             * @default append
+             */
+            mode: components["schemas"]["ModeEnum"];
+            rules: components["schemas"]["BulkRuleRowRequest"][];
+        };
+        /** @description What a batch did to the service's rules. */
+        BulkRulesResult: {
+            virtual_service: number;
+            /** @description The service's rules now. */
+            rules: number;
+            created: number;
+            updated: number;
+            deleted: number;
+        };
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Certificate: {
             readonly id: number;
@@ -2466,6 +2549,12 @@ export interface components {
             end: string;
             series: components["schemas"]["Series"][];
         };
+        /**
+         * @description * `append` - append
+         *     * `replace` - replace
+         * @enum {string}
+         */
+        ModeEnum: "append" | "replace";
         /** @description Shows ``version`` and accepts it on writes (checked by the view, never stored). */
         Node: {
             readonly id: number;
@@ -6750,6 +6839,70 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    rules_bulk_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRulesRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRulesResult"];
+                };
+            };
+            /** @description the bad rows, by index */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    rules_bulk_delete_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRuleDeleteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRulesResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
         };
