@@ -6,7 +6,7 @@ PYTEST := .venv/bin/pytest
 export FULCRUM_DEBUG ?= 1
 
 .PHONY: help deps deps-image deps-test db migrate openapi build build-agents build-console demo \
-        test check lint-python lint-django lint-go lint-console test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console image debs test-packaging test-image clean
+        test check lint-python lint-django lint-go lint-console test-unit test-api test-netns test-browser test-vm test-compose lint bench bench-l4 bench-dllc bench-failover bench-console bench-api image debs test-packaging test-image clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -95,6 +95,9 @@ bench-failover: deps-test build ## HA: failover gap by VRRP advert interval (1 s
 
 bench-console: deps-test build-console ## the console with 1,000 services in Chromium: load, render, filter vs a static page (~2 min)
 	@$(PY) -m tests.bench.consolebench
+
+bench-api: deps-test build-agents ## the control plane at 100, 1,000 and 10,000 services: single writes, 5,000 rules in one call, apply (~30 min)
+	@$(PY) -m tests.bench.apibench
 
 debs: deps-image ## the Debian packages for trixie into images/.build/debs (appliance/debian/build.sh; ~2 min)
 	@appliance/debian/build.sh
