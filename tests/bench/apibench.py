@@ -175,7 +175,7 @@ def run_size(size: int, writes: int, applies: int, bulk: int, prefix: str) -> di
         result = {"size": size, "load_s": round(loaded, 1)}
         result["writes"] = measure_writes(api, picks)
         result["bulk"] = measure_bulk(api, picks[0], bulk, 3) if bulk else None
-        result["apply"] = measure_applies(api, applies)
+        result["apply"] = measure_applies(api, applies) if applies else None
         return result
 
 
@@ -192,7 +192,10 @@ def report(results: list[dict]) -> str:
             cells.append(f"{w['p50_ms']:.0f} / {w['p95_ms']:.0f} ms ({w['p50_ms'] / b['p50_ms']:.2f}x)")
         bulk = r["bulk"]
         cells.append(f"{bulk['rules']:,} in {bulk['median_s']:.2f} s (first {bulk['create_s']:.2f} s)" if bulk else "-")
-        cells.append(f"{r['apply']['median_s']:.2f} s ({r['apply']['median_s'] / base['apply']['median_s']:.1f}x)")
+        apply, first = r["apply"], base["apply"]
+        cells.append(
+            f"{apply['median_s']:.2f} s ({apply['median_s'] / first['median_s']:.1f}x)" if apply and first else "-"
+        )
         lines.append(f"| {r['size']:,} | " + " | ".join(cells) + " |")
     lines.append(f"(ratios: against {base['size']:,} services, the same run)")
     return "\n".join(lines)
@@ -202,7 +205,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated service counts")
     parser.add_argument("--writes", type=int, default=30, help="writes of each kind per size")
-    parser.add_argument("--applies", type=int, default=3, help="forced applies per size")
+    parser.add_argument("--applies", type=int, default=3, help="forced applies per size (0: none)")
     parser.add_argument("--bulk", type=int, default=5000, help="rules in one bulk call (3 rounds per size; 0: none)")
     parser.add_argument("--prefix", default="apibench")
     parser.add_argument("--output", type=Path, help="JSON results (default: tests/bench/results/api-DATE.json)")
