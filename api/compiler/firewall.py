@@ -28,6 +28,8 @@ FILE = "firewall.nft"
 # The kernel's default IPVS sync group (IP_VS_SYNC_GROUP), which keepalived keeps unless
 # told otherwise.
 IPVS_SYNC_GROUP = "224.0.0.81"
+# Set elements an "add element" statement carries (each is one netlink message).
+ELEMENTS_PER_STATEMENT = 500
 
 
 @dataclass(frozen=True)
@@ -87,5 +89,5 @@ def render_firewall(proved, node):
         "cluster4": cluster[4],
         "cluster6": cluster[6],
     }
-    context = {"node": node, "table": TABLE, "sets": sets}
+    context = {"node": node, "table": TABLE, "sets": sets, "chunk": ELEMENTS_PER_STATEMENT}
     return {FILE: environment().get_template("firewall/firewall.nft.j2").render(context).encode()}

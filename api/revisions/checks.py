@@ -180,12 +180,42 @@ def check_nftables(files) -> CheckResult:
         return CheckResult(True, f"nftables scripts not checked: {problem}", checked=False)
     with tempfile.TemporaryDirectory(prefix="fulcrum-check-") as scratch:
         _lay_out(files, scratch)
-        paths = [_without_includes(baseline, scratch)] if baseline else []
-        paths += [os.path.join(scratch, name) for name in scripts]
-        main = os.path.join(scratch, "check.nft")
-        with open(main, "w") as f:
-            f.writelines(f"include {_nft_string(p)}\n" for p in paths)
-        return _run([*_OWN_NETNS, NFT, "--check", "--file", main], scratch)
+        base = [_without_includes(baseline, scratch)] if baseline else []
+        others = [os.path.join(scratch, name) for name in scripts if name != "firewall.nft"]
+        parts = _firewall_parts(files["firewall.nft"], scratch) if "firewall.nft" in scripts else [None]
+        for index, part in enumerate(parts):
+            main = os.path.join(scratch, f"check-{index}.nft")
+            with open(main, "w") as f:
+                paths = base + ([part] if part else []) + (others if index == 0 else [])
+                f.writelines(f"include {_nft_string(p)}\n" for p in paths)
+            result = _run([*_OWN_NETNS, NFT, "--check", "--file", main], scratch)
+            if not result.ok:
+                return result
+        return result
+
+
+# nft sizes its netlink socket for a whole transaction (SO_SNDBUFFORCE), which the check's user
+# namespace may not: there a transaction of a few thousand set elements is refused ("Message
+# too long") that the node, as root, loads. So firewall.nft is checked in transactions of one
+# "add element" statement each (compiler.firewall.ELEMENTS_PER_STATEMENT elements), each after
+# the file's flushes: every element is checked against its set as the node will load it.
+_ADD_ELEMENT = re.compile(r"^add element .*?^\}\n", re.M | re.S)
+
+
+def _firewall_parts(content, scratch):
+    """firewall.nft as scripts to check one after the other: its flushes with each statement."""
+    text = content.decode() if isinstance(content, bytes) else content
+    statements = _ADD_ELEMENT.findall(text)
+    if len(statements) <= 1:
+        return [os.path.join(scratch, "firewall.nft")]
+    head = _ADD_ELEMENT.sub("", text)
+    parts = []
+    for index, statement in enumerate(statements):
+        path = os.path.join(scratch, f"firewall-{index}.nft")
+        with open(path, "w") as f:
+            f.write(head + statement)
+        parts.append(path)
+    return parts
 
 
 def _without_includes(baseline, scratch):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from compiler import VerifyError, render_firewall, snapshot_from_dict, verify
+from compiler.firewall import ELEMENTS_PER_STATEMENT
 from compiler.templating import nft_comment, nft_word
 from revisions.checks import CheckResult, check_nftables
 
@@ -157,3 +158,20 @@ def test_without_nft_the_check_says_it_did_not_run(monkeypatch):
 
 def test_a_bundle_without_nftables_scripts_needs_no_check():
     assert check_nftables({"haproxy.cfg": b""}) == CheckResult(True, "")
+
+
+def test_ten_thousand_services_load_in_statements_the_kernel_takes():
+    """One "add element" of 10,000 services is one netlink message, which the kernel refuses
+    ("Message too long"): the file gives it in statements of ELEMENTS_PER_STATEMENT."""
+    data = {"revision": 1, "pools": [{"name": "p", "algorithm": "round-robin", "members": []}]}
+    data["virtual_services"] = [
+        {"name": f"svc-{i:05d}", "vip": f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}", "port": 80, "protocol": "http",
+         "enabled": True, "default_pool": "p"}
+        for i in range(1, 10_001)
+    ]  # fmt: skip
+    text = _text(data)
+    statements = re.findall(r"^add element inet fulcrum_firewall services4 \{$", text, re.M)
+    assert len(statements) == 10_000 // ELEMENTS_PER_STATEMENT
+    assert len(_sets(data)["services4"]) == 10_000
+    result = check_nftables({"firewall.nft": text.encode()})
+    assert result.ok, result.output
