@@ -256,7 +256,7 @@ def freeze_around(services=(), pools=(), vips=()):
         )
     )
     addresses = set(vips) | set(VirtualService.objects.filter(pk__in=service_ids).values_list("vip", flat=True))
-    service_ids |= users | _listening_on(addresses)
+    service_ids |= users | listening_on(addresses)
     service_ids |= set(
         VirtualService.objects.exclude(port_end=0).exclude(forwarding="proxy").values_list("pk", flat=True)
     )
@@ -289,7 +289,7 @@ def _pools_of(service_ids):
     )
 
 
-def _listening_on(addresses):
+def listening_on(addresses):
     """The ids of the services whose listeners could clash with one on ``addresses``: the same
     addresses, the wildcards of their families, and for a wildcard its whole family."""
     near = Q(pk__in=[])

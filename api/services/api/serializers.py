@@ -479,7 +479,8 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
 def refuse_listener_clash(service, instance=None):
     """A field error on ``vip`` when ``service`` would take the packets of a saved service
     (other than ``instance``, the one being changed)."""
-    others = VirtualService.objects.only("name", "vip", "port", "port_end", "protocol")
+    near = snapshot.listening_on([str(service.vip)])  # by address, not every service
+    others = VirtualService.objects.filter(pk__in=near).only("name", "vip", "port", "port_end", "protocol")
     if instance is not None:
         others = others.exclude(pk=instance.pk)
     for other in others:
