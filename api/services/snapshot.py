@@ -14,7 +14,7 @@ from django.db.models import Q
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
 from cluster.models import HaGroup, IpvsSync, Node
-from services.models import Pool, VirtualService
+from services.models import Pool, Rule, VirtualService
 from snapshots.generation import generation
 
 HEALTH_CHECK_FIELDS = (
@@ -250,15 +250,12 @@ def freeze_around(services=(), pools=(), vips=()):
     service_ids = set(services)
     pool_ids = set(pools)
     pool_ids |= _pools_of(service_ids)
-    users = set(
-        VirtualService.objects.filter(Q(default_pool__in=pool_ids) | Q(rules__pool__in=pool_ids)).values_list(
-            "pk", flat=True
-        )
-    )
+    users = set(VirtualService.objects.filter(default_pool__in=pool_ids).values_list("pk", flat=True))
+    users |= set(Rule.objects.filter(pool__in=pool_ids).values_list("virtual_service", flat=True))
     addresses = set(vips) | set(VirtualService.objects.filter(pk__in=service_ids).values_list("vip", flat=True))
     service_ids |= users | listening_on(addresses)
     service_ids |= set(
-        VirtualService.objects.exclude(port_end=0).exclude(forwarding="proxy").values_list("pk", flat=True)
+        VirtualService.objects.filter(port_end__gt=0).exclude(forwarding="proxy").values_list("pk", flat=True)
     )
     pool_ids |= _pools_of(service_ids)
     frozen = _frozen(
@@ -283,9 +280,9 @@ def _pools_of(service_ids):
     """The ids of the pools these services use (default pools and rules')."""
     if not service_ids:
         return set()
-    used = VirtualService.objects.filter(pk__in=service_ids)
-    return set(used.values_list("default_pool", flat=True)) | set(
-        used.filter(rules__pool__isnull=False).values_list("rules__pool", flat=True)
+    used = set(VirtualService.objects.filter(pk__in=service_ids).values_list("default_pool", flat=True))
+    return used | set(
+        Rule.objects.filter(virtual_service__in=service_ids, pool__isnull=False).values_list("pool", flat=True)
     )
 
 
