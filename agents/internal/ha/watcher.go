@@ -223,7 +223,14 @@ func (w *Watcher) refresh(ctx context.Context, lines chan<- Line) {
 	if now := w.now(); now.Sub(w.confReadAt) >= SlowPoll {
 		w.confReadAt = now
 		w.reloadConf()
-		w.syncFIFO(lines)
+		if dropped := w.syncFIFO(lines); dropped > 0 {
+			// The lines dropped as stale may have been the running keepalived's own, written
+			// before this reader opened (an agent that starts late on a busy node): what they
+			// said is read off the interfaces instead.
+			if pid := w.Keepalived.PID(); pid != 0 {
+				w.derive(ctx, w.groupNames(), pid)
+			}
+		}
 		w.checkFIFOHeld(ctx)
 	}
 	w.checkKeepalived(ctx)
@@ -373,8 +380,9 @@ func (w *Watcher) groupNames() []string {
 }
 
 // syncFIFO keeps a reader on the configured FIFO, reopening it when the
-// path changes or the FIFO was replaced.
-func (w *Watcher) syncFIFO(lines chan<- Line) {
+// path changes or the FIFO was replaced; it returns how many lines it
+// dropped as stale when it (re)opened it.
+func (w *Watcher) syncFIFO(lines chan<- Line) int {
 	want := ""
 	w.mu.Lock()
 	if w.conf != nil && len(w.conf.Groups) > 0 {
@@ -385,7 +393,7 @@ func (w *Watcher) syncFIFO(lines chan<- Line) {
 		w.closeFIFO()
 	}
 	if w.fifo != nil || want == "" {
-		return
+		return 0
 	}
 	err := makeRunDir(filepath.Dir(want))
 	if err == nil {
@@ -397,12 +405,13 @@ func (w *Watcher) syncFIFO(lines chan<- Line) {
 		f, stale, err = openFIFO(want)
 	}
 	if w.note("fifo", err) {
-		return
+		return 0
 	}
 	w.logger().Debug("ha: reading keepalived's notify fifo", "fifo", want, "stale_lines_dropped", stale)
 	w.fifo, w.fifoMisses = f, 0
 	w.fifoBroken.Store(false)
 	go f.read(lines, func(err error) { w.logger().Warn("ha: notify fifo", "err", err) }, w.now)
+	return stale
 }
 
 func (w *Watcher) closeFIFO() {

@@ -584,3 +584,39 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("%s: not within 5s", what)
 }
+
+// TestLinesBeforeTheReader: keepalived wrote its states to the FIFO before
+// the agent opened it (an agent late on a busy node). The reader drops
+// them as stale; the states are then read off the interfaces, not left at
+// what the agent had derived before keepalived became master.
+func TestLinesBeforeTheReader(t *testing.T) {
+	r := newRig(t, false, webGroup)
+	ctx := context.Background()
+	if err := r.w.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.ka.pid.Store(4242)
+	r.w.Step(ctx) // no VIP yet: backup
+	if got := r.states()["web"]; got != "backup" {
+		t.Fatalf("state %s before, want backup", got)
+	}
+	r.host.addVIP("eth0", "10.77.100.10/32")
+	r.host.addVIP("eth0", "10.77.100.11/32")
+	fifo, err := os.OpenFile(filepath.Join(r.runDir, "vrrp.fifo"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fifo.Close()
+	if _, err := fifo.WriteString("INSTANCE \"web\" BACKUP 150\nINSTANCE \"web\" MASTER 150\n"); err != nil {
+		t.Fatal(err)
+	}
+	r.advance()
+	lines := make(chan Line, 16)
+	r.w.refresh(ctx, lines)
+	if got := r.states()["web"]; got != "master" {
+		t.Errorf("state %s after the reader dropped keepalived's lines, want master", got)
+	}
+	if !strings.Contains(r.logs.String(), "stale_lines_dropped=2") {
+		t.Errorf("the two lines were not dropped as stale:\n%s", r.logs.String())
+	}
+}
