@@ -162,8 +162,8 @@ def test_slow_start_ramps_a_returning_member(limits, stack, lab):
     wait_for(lambda: stack.server_states("pool-slow").get("s3") == "UP", 10)
     current = _weight(stack, "pool-slow", "s3")
     assert current < 50, current  # a fraction of its configured 100, rising over 20 s
-    time.sleep(2)
-    assert current < _weight(stack, "pool-slow", "s3") < 100
+    # HAProxy raises it about every second; a busy machine may run that task late.
+    wait_for(lambda: current < _weight(stack, "pool-slow", "s3") < 100, 6)
 
 
 def test_agent_check_takes_a_member_down_and_back(limits, stack):
