@@ -29,10 +29,11 @@ class Verified:
     marks: MappingProxyType
 
 
-def derive(snap):
-    """The facts of ``snap``, unchecked: verify() returns this once it found nothing wrong.
-    Only tests call it directly, to hand a daemon what verify() would refuse."""
-    modes = {name: frozenset(used) for name, used in pool_modes(snap).items()}
+def derive(snap, modes=None):
+    """The facts of ``snap``, unchecked: verify() returns this once it found nothing wrong
+    (``modes``: the pool_modes it worked out). Only tests call it directly, to hand a daemon
+    what verify() would refuse."""
+    modes = {name: frozenset(used) for name, used in (modes or pool_modes(snap)).items()}
     marks = {service.name: firewall_mark(service) for service in marked_services(snap)}
     return Verified(snap, MappingProxyType(modes), MappingProxyType(marks))
 

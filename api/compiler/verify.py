@@ -34,7 +34,7 @@ def verify(snap):
     problems += _mark_collisions(snap)
     if problems:
         raise VerifyError(problems)
-    return derive(snap)
+    return derive(snap, modes)
 
 
 def _mark_collisions(snap):

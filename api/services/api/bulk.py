@@ -153,7 +153,8 @@ class BulkRuleDeleteSerializer(StrictSerializer):
         service, names = self.validated_data["virtual_service"], self.validated_data["names"]
         siblings = list(Rule.objects.select_for_update().filter(virtual_service=service).order_by("position"))
         deleted = Rule.objects.filter(virtual_service=service, name__in=names).delete()[0]
-        rest = [r for r in siblings if r.name not in set(names)]
+        gone = set(names)
+        rest = [r for r in siblings if r.name not in gone]
         for position, rule in enumerate(rest):
             rule.position = position
         Rule.objects.bulk_update(rest, ["position"], batch_size=UPDATE_BATCH)
