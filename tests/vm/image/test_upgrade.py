@@ -24,7 +24,7 @@ import time
 from tests.vm.image.appliance import MGMT, MGMT_VIP, REPO
 from tests.vm.image.conftest import ARTIFACTS, JOINED, replication_state, wait_applied
 from tests.vm.image.test_image import L7_VIP, client_get, vip_client
-from tests.vm.image.test_join import ChangeLoop, holders, management_story
+from tests.vm.image.test_join import ChangeLoop, holders, management_story, member_id
 
 ANSWER_LIMIT_S = 10  # a request not answered in this long has failed
 SLOW_S = 1.0  # answers slower than this get their context in the artifacts
@@ -158,7 +158,7 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
 
     # The backup is the whole configuration, the same bytes for the same configuration.
     backup = at_vip.get("/api/v1/backup/").content
-    members = at_vip.get("/api/v1/members/").json()["results"]
+    s2 = member_id(at_vip, "web", "s2")  # the L7 VIP's pool (the pools are listed by name: "sticky" < "web")
     revisions = at_vip.get("/api/v1/revisions/").json()["count"]
     masters = {b.address: haproxy_master(b) for b in pair}
     api_pids = {b.address: b.ssh("systemctl show -P MainPID fulcrum-api").stdout.strip() for b in pair}
@@ -214,8 +214,7 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
     assert at_vip.get("/api/v1/backup/").content == backup
 
     # The upgraded pair still changes things: drain s2, apply, all traffic to s1 on both.
-    s2 = next(m for m in members if m["name"] == "s2" and m["port"] == 80)
-    assert at_vip.patch(f"/api/v1/members/{s2['id']}/", json={"state": "drain"}).status_code == 200
+    assert at_vip.patch(f"/api/v1/members/{s2}/", json={"state": "drain"}).status_code == 200
     answer = at_vip.post("/api/v1/revisions/", json={"message": "after the rolling upgrade"})
     assert answer.status_code == 201, answer.text
     wait_applied(appliance, at_vip, answer.json()["number"], "after the upgrade", nodes=(appliance.hostname, JOINED))
