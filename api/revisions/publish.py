@@ -120,17 +120,45 @@ def compile_for_nodes(snapshot, node_names):
         }
     except VerifyError as err:
         raise PublishError(err.problems) from err
+    checked = set()  # what each daemon has passed: nodes it cannot tell apart are checked once
     for name, files in rendered.items():
         for daemon, check in (
             ("haproxy", check_haproxy),
             ("keepalived", check_keepalived),
             ("nftables", check_nftables),
         ):
+            meaning = (daemon, _meaning(files, READS[daemon]))
+            if meaning in checked:
+                continue
             result = check(files)
             if not result.ok:
                 refused = refusal(daemon, name, proved.snapshot, files, result.output)
                 raise PublishError(refused.problems(), refused)
+            checked.add(meaning)
     return {name: {path: content.decode() for path, content in files.items()} for name, files in rendered.items()}
+
+
+# The files each daemon's check reads (revisions.checks), and the lines of them that do not
+# change its verdict: comments (each file's header names its node), and keepalived's
+# router_id, the node's name, which keepalived takes whatever it is. servers.json is the
+# agent's; HAProxy does not read it.
+READS = {
+    "haproxy": (("haproxy.cfg", "haproxy.d/"), ("#",)),
+    "keepalived": (("keepalived.conf", "keepalived.d/"), ("#", "router_id ")),
+    "nftables": (("firewall.nft", "keepalived.d/fulcrum.nft"), ("#",)),
+}
+
+
+def _meaning(files, reads):
+    """What a daemon's check of a node's files depends on: the files it reads, without the
+    lines that do not change its verdict. Nodes alike in this are checked once."""
+    paths, ignored = reads
+    ignored = tuple(word.encode() for word in ignored)
+    return tuple(
+        (path, tuple(line for line in content.splitlines() if not line.lstrip().startswith(ignored)))
+        for path, content in sorted(files.items())
+        if path.startswith(paths) and path != "haproxy.d/servers.json"
+    )
 
 
 def compile_for_node(snapshot, node_name):
