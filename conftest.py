@@ -1,6 +1,9 @@
 """Repository-wide pytest options, and the private PostgreSQL the API tests run on."""
 
 import os
+import sys
+
+import pytest
 
 
 def pytest_addoption(parser):
@@ -18,3 +21,13 @@ def pytest_configure(config):
         from tests.harness import pg
 
         pg.start()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """pytest-django's test database, and before it is dropped: a test's long-poll may have
+    started this process's revision news listener, whose connection would keep it."""
+    yield
+    news = sys.modules.get("revisions.news")
+    if news is not None:
+        news.NEWS.stop()

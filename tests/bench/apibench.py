@@ -13,7 +13,11 @@ send paths to its second pool. Then, over the API, as an operator or a script wo
 - applies: a forced revision (compile, ``haproxy -c`` and ``keepalived --config-test``,
   publish), timed from the POST to its answer;
 - bulk: 5,000 rules into one service in one call (``POST /api/v1/rules/bulk/``, replace):
-  created the first round, rewritten the next two.
+  created the first round, rewritten the next two;
+- agents (the first size only): 100 nodes' agents long-polling at once, as fulcrum-agent
+  does (a 503 is tried again after its Retry-After). The API's CPU (gunicorn's processes,
+  from /proc) over 10 s while they all wait, an operator's read meanwhile, and the time from
+  a publish's POST until the last agent has its bundle.
 
 Medians and 95th percentiles per size; ratios against the smallest size in the same run.
 Every write must answer 200/201 and every apply 201, or the benchmark fails: numbers from
@@ -29,9 +33,12 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from datetime import date
 from pathlib import Path
+
+import requests
 
 from tests.bench.loads import BenchError
 from tests.harness.stack import API_DIR, Stack
@@ -165,7 +172,65 @@ def measure_applies(api, applies: int) -> dict:
     return {"median_s": statistics.median(times), "max_s": max(times), "n": len(times)}
 
 
-def run_size(size: int, writes: int, applies: int, bulk: int, prefix: str) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU of ``pid`` and its children (gunicorn's master and workers)."""
+    pids = [pid, *map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]
+    ticks = 0
+    for p in pids:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def measure_agents(stack: Stack, count: int, rest_s: float = 10.0) -> dict:
+    api = stack.api
+    tokens = [api.post("/api/v1/nodes/", json={"name": f"agent-{i:03}", "address": f"10.9.{i // 200}.{i % 200 + 1}"})
+              for i in range(count)]  # fmt: skip
+    if any(t.status_code != 201 for t in tokens):
+        raise BenchError(f"nodes: {[t.text for t in tokens if t.status_code != 201][:3]}")
+    known = (api.get("/api/v1/revisions/", params={"limit": 1}).json()["results"] or [{"number": 0}])[0]["number"]
+    answers, refused = {}, []
+
+    def agent(token):
+        session = requests.Session()
+        session.headers["Authorization"] = f"Node {token}"
+        while True:
+            got = session.get(f"{stack.url}/api/v1/agent/desired/", params={"known": known, "wait": 55}, timeout=90)
+            if got.status_code != 503:
+                answers[token] = (got.status_code, time.monotonic())
+                return
+            refused.append(token)
+            time.sleep(int(got.headers.get("Retry-After", "1")))
+
+    threads = [threading.Thread(target=agent, args=(t.json()["token"],), daemon=True) for t in tokens]
+    for thread in threads:
+        thread.start()
+    time.sleep(5)  # all in, waiting
+    pid = stack._procs["api"].pid
+    cpu_before, wall = cpu_seconds(pid), time.monotonic()
+    time.sleep(rest_s)
+    cpu = (cpu_seconds(pid) - cpu_before) / (time.monotonic() - wall)
+    started = time.perf_counter()
+    read = api.get("/api/v1/virtual-services/", params={"limit": 1}, timeout=60)
+    read_ms = (time.perf_counter() - started) * 1000
+    if read.status_code != 200:
+        raise BenchError(f"operator read while agents wait: {read.status_code}")
+    early = dict(answers)
+    published = time.monotonic()
+    timed(201, api.post, "/api/v1/revisions/", json={"message": "wake the agents", "force": True}, timeout=600)
+    posted = time.monotonic() - published
+    for thread in threads:
+        thread.join(120)
+    if len(answers) != count or any(status != 200 for status, _ in answers.values()):
+        raise BenchError(f"agents: {len(answers)} answered, {sorted({s for s, _ in answers.values()})}")
+    return {
+        "agents": count, "api_cpu_at_rest_pct": round(cpu * 100, 1), "operator_read_ms": round(read_ms, 1),
+        "answered_before_the_publish": len(early), "publish_s": round(posted, 2),
+        "all_woken_s": round(max(t for _, t in answers.values()) - published, 2), "told_to_retry": len(refused),
+    }  # fmt: skip
+
+
+def run_size(size: int, writes: int, applies: int, bulk: int, prefix: str, agents: int = 0) -> dict:
     with Stack(prefix=f"{prefix}{size}") as stack:
         started = time.monotonic()
         picks = load(stack, size, spread(writes, size))
@@ -176,6 +241,7 @@ def run_size(size: int, writes: int, applies: int, bulk: int, prefix: str) -> di
         result["writes"] = measure_writes(api, picks)
         result["apply"] = measure_applies(api, applies) if applies else None  # before bulk adds its rules
         result["bulk"] = measure_bulk(api, picks[0], bulk, 3) if bulk else None
+        result["agents"] = measure_agents(stack, agents) if agents else None
         return result
 
 
@@ -198,6 +264,14 @@ def report(results: list[dict]) -> str:
         )
         lines.append(f"| {r['size']:,} | " + " | ".join(cells) + " |")
     lines.append(f"(ratios: against {base['size']:,} services, the same run)")
+    for r in results:
+        if r.get("agents"):
+            a = r["agents"]
+            lines.append(
+                f"{a['agents']} agents long-polling at {r['size']:,} services: API CPU at rest {a['api_cpu_at_rest_pct']}%, "
+                f"an operator's read {a['operator_read_ms']} ms, all woken {a['all_woken_s']} s after the publish's POST "
+                f"(which took {a['publish_s']} s); told to try again {a['told_to_retry']} times"
+            )
     return "\n".join(lines)
 
 
@@ -207,15 +281,17 @@ def main(argv=None) -> int:
     parser.add_argument("--writes", type=int, default=30, help="writes of each kind per size")
     parser.add_argument("--applies", type=int, default=3, help="forced applies per size (0: none)")
     parser.add_argument("--bulk", type=int, default=5000, help="rules in one bulk call (3 rounds per size; 0: none)")
+    parser.add_argument("--agents", type=int, default=100, help="long-polling agents at the first size (0: none)")
     parser.add_argument("--prefix", default="apibench")
     parser.add_argument("--output", type=Path, help="JSON results (default: tests/bench/results/api-DATE.json)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     load_before = os.getloadavg()
     results = []
-    for size in sizes:
+    for k, size in enumerate(sizes):
         print(f"apibench: {size:,} services …", file=sys.stderr, flush=True)
-        results.append(run_size(size, args.writes, args.applies, args.bulk, args.prefix))
+        agents = args.agents if k == 0 else 0
+        results.append(run_size(size, args.writes, args.applies, args.bulk, args.prefix, agents))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     document = {
         "date": date.today().isoformat(),

@@ -35,7 +35,7 @@ def test_the_report_gives_ratios_against_the_smallest_size():
 def test_a_tiny_run_against_the_real_api(tmp_path):
     output = tmp_path / "api.json"
     assert bench.main(["--sizes", "20,40", "--writes", "3", "--applies", "1", "--bulk", "30",
-                       "--prefix", "apibenchtest", "--output", str(output)]) == 0  # fmt: skip
+                       "--agents", "5", "--prefix", "apibenchtest", "--output", str(output)]) == 0  # fmt: skip
     document = json.loads(output.read_text())
     assert [r["size"] for r in document["results"]] == [20, 40]
     for result in document["results"]:
@@ -43,6 +43,11 @@ def test_a_tiny_run_against_the_real_api(tmp_path):
         assert all(w["p50_ms"] > 0 for w in result["writes"].values())
         assert (result["bulk"]["rules"], result["bulk"]["n"], result["apply"]["n"]) == (30, 3, 1)
     assert len(document["load_average"]["before"]) == 3
+    first, second = (r["agents"] for r in document["results"])
+    assert second is None  # agents at the first size only
+    # Every agent waited (none answered before the publish) and got the published revision.
+    assert (first["agents"], first["answered_before_the_publish"], first["told_to_retry"]) == (5, 0, 0), first
+    assert first["api_cpu_at_rest_pct"] >= 0 and first["all_woken_s"] > 0 and first["publish_s"] > 0
 
 
 def test_a_refused_request_fails_the_benchmark():

@@ -1,9 +1,10 @@
 """Nodes, and the node agent's protocol: long-poll for the desired revision, report the outcome."""
 
+import threading
 import time
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
@@ -24,12 +25,18 @@ from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.choices import ConfirmState, NodeRevisionState
 from revisions.models import NodeRevision, Revision
+from revisions.news import NEWS
 from revisions.problems import refused_body, report_problems
 from revisions.publish import PublishError, node_revision, publish_node_standby
 from revisions.rollback import confirm_deadline, expire_confirmations
 
 LONG_POLL_MAX_S = 55
-LONG_POLL_STEP_S = 0.25
+# Long-polls that may wait at once in one API process. Each holds one of its threads
+# (api/gunicorn.conf.py: threads), and the others are left to everything else. One more
+# is answered 503 at once, with when to try again.
+LONG_POLL_WAITERS = 96
+LONG_POLL_FULL_RETRY_S = 5
+WAITERS = threading.BoundedSemaphore(LONG_POLL_WAITERS)
 
 
 class NodeViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
@@ -153,6 +160,9 @@ class AgentDesiredView(AgentView):
             200: serializers.AgentBundleSerializer,
             204: OpenApiResponse(description="no change"),
             409: OpenApiResponse(description="this node's files for the revision failed their check: nothing to apply"),
+            503: OpenApiResponse(
+                description="as many agents as this API process lets wait are waiting: try again after Retry-After s"
+            ),
         },
     )
     def get(self, request):
@@ -162,17 +172,35 @@ class AgentDesiredView(AgentView):
         # A revision applied with confirm rolls back when its deadline passes unconfirmed:
         # the agents poll all the time, so the poll that spans the deadline does it.
         confirm_by = confirm_deadline()
-        while True:
-            if confirm_by is not None and timezone.now() >= confirm_by:
-                expire_confirmations()
-                confirm_by = None
-            newest = Revision.objects.order_by("-number").first()
-            if newest is not None and _is_news(newest, known, awaiting):
-                return self._bundle(newest, request.auth)
-            if time.monotonic() >= deadline:
-                return Response(status=status.HTTP_204_NO_CONTENT)
-            close_old_connections()
-            time.sleep(LONG_POLL_STEP_S)
+        waiting = False
+        try:
+            while True:
+                seen = NEWS.seen()
+                if confirm_by is not None and timezone.now() >= confirm_by:
+                    expire_confirmations()
+                    confirm_by = None
+                newest = Revision.objects.order_by("-number").first()
+                if newest is not None and _is_news(newest, known, awaiting):
+                    return self._bundle(newest, request.auth)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return Response(status=status.HTTP_204_NO_CONTENT)
+                if not waiting:
+                    if not WAITERS.acquire(blocking=False):
+                        return Response(
+                            {"detail": f"{LONG_POLL_WAITERS} agents already wait on this API process; try again."},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                            headers={"Retry-After": str(LONG_POLL_FULL_RETRY_S)},
+                        )
+                    waiting = True
+                if confirm_by is not None:
+                    left = min(left, (confirm_by - timezone.now()).total_seconds() + 0.05)
+                if not connection.in_atomic_block:  # (a test's transaction keeps its connection)
+                    connection.close()  # back to the pool: a waiting poll holds no connection
+                NEWS.wait(seen, left)
+        finally:
+            if waiting:
+                WAITERS.release()
 
     def _bundle(self, revision, node):
         try:

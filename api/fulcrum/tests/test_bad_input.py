@@ -14,21 +14,13 @@ with an announced length and with a chunked body; query parameters and path ids 
 """
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import quote, urlencode
 
 import pytest
 import requests
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
@@ -37,12 +29,12 @@ from accounts.models import ApiToken
 from accounts.tests.people import forget_throttles
 from cluster.models import HaEvent, HaGroup, HaGroupNode, Node
 from fulcrum.limits import body_limit
+from fulcrum.testing import gunicorn_on_test_database
 from revisions.models import NodeRevision, Revision
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 from services.snapshot import freeze
 from telemetry.models import HealthEvent, MemberHealth, TrafficSample
 
-API_DIR = Path(__file__).resolve().parents[2]
 AGENT_PATHS = "/api/v1/agent/"
 
 # Names end up in daemon configuration: each of these must be refused on the field.
@@ -458,43 +450,11 @@ def test_a_chunked_body_needs_a_server_that_decodes_it(clients):
 # ---- the size limit over real HTTP, against gunicorn as the appliance runs it
 
 
-def _database_url():
-    """The test database as a DATABASE_URL for another process (dj-database-url's own form)."""
-    db = connection.settings_dict
-    options = {k: v for k, v in db["OPTIONS"].items() if isinstance(v, str | int)}
-    host = db["HOST"]
-    if host.startswith("/"):  # a socket folder goes in the query
-        options["host"], host = host, ""
-    auth = db["USER"] + (f":{quote(db['PASSWORD'])}" if db["PASSWORD"] else "")
-    port = f":{db['PORT']}" if db["PORT"] else ""
-    return f"postgresql://{auth}@{host}{port}/{db['NAME']}?{urlencode(options)}"
-
-
 @pytest.fixture(scope="module")
 def gunicorn(django_db_setup, tmp_path_factory):
     """The API under gunicorn on a free loopback port, on the test database."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "DATABASE_URL": _database_url(), "FULCRUM_DEBUG": "1"}
-    argv = [sys.executable, "-m", "gunicorn", "fulcrum.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"]
-    log = tmp_path_factory.mktemp("gunicorn") / "log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, cwd=API_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                requests.get(f"{url}/api/v1/auth/me/", timeout=2)
-                break
-            except requests.ConnectionError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.2)
+    with gunicorn_on_test_database(tmp_path_factory.mktemp("gunicorn")) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def _chunks(data, size=64 * 1024):
