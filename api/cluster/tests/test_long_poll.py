@@ -9,6 +9,7 @@ import time
 
 import pytest
 import requests
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
@@ -16,8 +17,7 @@ from accounts.choices import Role
 from accounts.models import ApiToken
 from cluster.api.views import LONG_POLL_FULL_RETRY_S, LONG_POLL_WAITERS, WAITERS
 from cluster.models import Node
-from fulcrum.settings import DATABASE_POOL_SIZE
-from fulcrum.testing import API_DIR, GUNICORN_APP_NAME, gunicorn_on_test_database
+from fulcrum.tests.gunicorn import API_DIR, GUNICORN_APP_NAME, gunicorn_on_test_database
 from revisions.tests.configuration import admin_client, agent_client
 
 AGENTS = 100
@@ -82,7 +82,7 @@ def test_a_hundred_waiting_agents_leave_the_api_free_and_wake_on_a_publish(api, 
         pools = requests.get(f"{api}/api/v1/pools/", headers=operator, timeout=10)
         assert pools.status_code == 200, pools.text
     # Waiting polls hold no database connection: at most each process's pool and its listener.
-    assert 0 < api_connections() <= 2 * (DATABASE_POOL_SIZE + 1)
+    assert 0 < api_connections() <= 2 * (settings.DATABASE_POOL_SIZE + 1)
 
     published = time.monotonic()
     answer = admin_client("publisher").post("/api/v1/revisions/", {"message": "wake them"}, format="json")

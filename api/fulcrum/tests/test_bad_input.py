@@ -29,7 +29,7 @@ from accounts.models import ApiToken
 from accounts.tests.people import forget_throttles
 from cluster.models import HaEvent, HaGroup, HaGroupNode, Node
 from fulcrum.limits import body_limit
-from fulcrum.testing import gunicorn_on_test_database
+from fulcrum.tests.gunicorn import gunicorn_on_test_database
 from revisions.models import NodeRevision, Revision
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 from services.snapshot import freeze
