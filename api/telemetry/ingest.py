@@ -6,7 +6,7 @@ upserted in one, samples and events are bulk inserted, and old rows are pruned b
 Names that match no object (deleted since the node's revision) are skipped.
 """
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from cluster.models import Node
 from services.models import Member, VirtualService
@@ -28,6 +28,15 @@ UPSERTED = (*HEALTH_FIELDS, "checked_at", "since", "last_failure", "last_failure
 def record(node, report, now):
     """Store ``report`` (AgentTelemetrySerializer's validated data) from ``node``, received at
     ``now``; returns the HealthEvent rows of the status changes it showed."""
+    try:
+        return _record(node, report, now)
+    except IntegrityError:
+        # A member or service deleted while this report was stored (its delete committed
+        # first): once more, without what its names no longer match.
+        return _record(node, report, now)
+
+
+def _record(node, report, now):
     with transaction.atomic():
         # One report per node at a time: health transitions are read, then written.
         Node.objects.select_for_update(no_key=True).filter(pk=node.pk).values_list("pk").first()
