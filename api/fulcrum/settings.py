@@ -238,6 +238,8 @@ SPECTACULAR_SETTINGS = {
         "ReplicationRoleEnum": "cluster.replication.ROLES",
         "ReplicationStateEnum": "cluster.replication.STATES",
         "ApplyRefusalEnum": "revisions.choices.ApplyRefusal",
+        "MemberStateEnum": "services.choices.MemberState",
+        "MemberForwardingEnum": "services.choices.MEMBER_FORWARDING",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

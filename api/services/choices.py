@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from compiler import rules
+
 
 class Protocol(models.TextChoices):
     HTTP = "http", "HTTP (layer 7)"
@@ -49,3 +51,7 @@ def choices(words, labels=None):
     """Django choices from one of compiler.rules' word tuples."""
     labels = labels or {}
     return [(w, labels.get(w, str(w).replace("_", " ").capitalize())) for w in words]
+
+
+# A member's own IPVS forwarding method, or its service's (the OpenAPI schema names this set).
+MEMBER_FORWARDING = choices(rules.MEMBER_FORWARDING, {"": "The service's method"})

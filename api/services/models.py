@@ -6,7 +6,7 @@ from django.db import models
 from compiler import rules
 from fulcrum.concurrency import version_field
 from services import validators as v
-from services.choices import Algorithm, CheckType, Forwarding, MemberState, Protocol, choices
+from services.choices import MEMBER_FORWARDING, Algorithm, CheckType, Forwarding, MemberState, Protocol, choices
 
 
 def _persistence_default():
@@ -141,7 +141,7 @@ class Member(models.Model):
     )
     forwarding = models.CharField(
         max_length=16,
-        choices=choices(rules.MEMBER_FORWARDING, {"": "The service's method"}),
+        choices=MEMBER_FORWARDING,
         default="",
         blank=True,
         help_text="Layer 4: this member's IPVS forwarding method, if not the service's.",

@@ -1495,14 +1495,91 @@ type BackupRestoreResult struct {
 // BlankEnum defines model for BlankEnum.
 type BlankEnum = interface{}
 
-// BulkRuleDeleteRequest Rules of one virtual service to delete, by name.
+// BulkMemberDeleteRequest Members of one pool to delete, by name.
+type BulkMemberDeleteRequest struct {
+	Names []string `json:"names"`
+	Pool  int      `json:"pool"`
+}
+
+// BulkMemberRowRequest One row of a batch: a member's fields but id, pool, live (the batch gives those). Only the row's own fields are checked here; the batch checks the rest.
+type BulkMemberRowRequest struct {
+	Address string `json:"address"`
+
+	// Backup Serves only when no active member is up (sorry server).
+	Backup *bool `json:"backup,omitempty"`
+
+	// Forwarding Layer 4: this member's IPVS forwarding method, if not the service's.
+	//
+	// * `` - The service's method
+	// * `nat` - Nat
+	// * `direct-routing` - Direct-routing
+	// * `tunnel` - Tunnel
+	Forwarding *BulkMemberRowRequest_Forwarding `json:"forwarding,omitempty"`
+
+	// Loopback The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it.
+	Loopback *bool `json:"loopback,omitempty"`
+
+	// MaxConnections Concurrent connections; beyond it requests queue. 0 = no limit.
+	MaxConnections *int `json:"max_connections,omitempty"`
+
+	// MaxQueue Requests queued for this member; 0 = no limit.
+	MaxQueue *int `json:"max_queue,omitempty"`
+
+	// MinConnections Layer 4: after reaching max_connections, take new ones again below this; 0 = off.
+	MinConnections *int   `json:"min_connections,omitempty"`
+	Name           string `json:"name"`
+	Port           int    `json:"port"`
+
+	// SlowstartMs Ramp the weight up over this time after the member comes back; 0 = off.
+	SlowstartMs *int `json:"slowstart_ms,omitempty"`
+
+	// State * `enabled` - Enabled
+	// * `drain` - Drain (no new connections, sessions kept)
+	// * `disabled` - Disabled (maintenance)
+	State  *MemberStateEnum `json:"state,omitempty"`
+	Weight *int             `json:"weight,omitempty"`
+}
+
+// BulkMemberRowRequest_Forwarding Layer 4: this member's IPVS forwarding method, if not the service's.
+//
+// * “ - The service's method
+// * `nat` - Nat
+// * `direct-routing` - Direct-routing
+// * `tunnel` - Tunnel
+type BulkMemberRowRequest_Forwarding struct {
+	union json.RawMessage
+}
+
+// BulkMembersRequest Members of one pool; each row as a single member's fields.
+type BulkMembersRequest struct {
+	Members []BulkMemberRowRequest `json:"members"`
+
+	// Mode append: after the pool's members, in this order. replace: these become the pool's members; members of the same name keep their id, the others go.
+	//
+	// * `append` - append
+	// * `replace` - replace
+	Mode *ModeEnum `json:"mode,omitempty"`
+	Pool int       `json:"pool"`
+}
+
+// BulkMembersResult What a batch did to the members.
+type BulkMembersResult struct {
+	Created int `json:"created"`
+	Deleted int `json:"deleted"`
+
+	// Members The pool's members now.
+	Members int `json:"members"`
+	Pool    int `json:"pool"`
+	Updated int `json:"updated"`
+}
+
+// BulkRuleDeleteRequest Rules of one virtual service to delete, by name; the rest keep their order.
 type BulkRuleDeleteRequest struct {
 	Names          []string `json:"names"`
 	VirtualService int      `json:"virtual_service"`
 }
 
-// BulkRuleRowRequest One row: a rule's fields without its service and position (the batch gives those), its
-// pool by id. Only the row's own fields are checked here; the batch checks the rest.
+// BulkRuleRowRequest One row of a batch: a rule's fields but id, virtual_service, position (the batch gives those). Only the row's own fields are checked here; the batch checks the rest.
 type BulkRuleRowRequest struct {
 	// Action * `use_pool` - Use pool
 	// * `redirect` - Redirect
@@ -1538,7 +1615,7 @@ type BulkRuleRowRequest_HeaderName struct {
 	union json.RawMessage
 }
 
-// BulkRulesRequest Rules of one virtual service, in order; each row as a single rule's fields.
+// BulkRulesRequest Rules of one virtual service, in order; each row as a single rule's fields, its pool by id.
 type BulkRulesRequest struct {
 	// Mode append: after the service's rules, in this order. replace: these become the service's rules, in this order; rules of the same name keep their id, the others go.
 	//
@@ -1549,12 +1626,12 @@ type BulkRulesRequest struct {
 	VirtualService int                  `json:"virtual_service"`
 }
 
-// BulkRulesResult What a batch did to the service's rules.
+// BulkRulesResult What a batch did to the rules.
 type BulkRulesResult struct {
 	Created int `json:"created"`
 	Deleted int `json:"deleted"`
 
-	// Rules The service's rules now.
+	// Rules The virtual service's rules now.
 	Rules          int `json:"rules"`
 	Updated        int `json:"updated"`
 	VirtualService int `json:"virtual_service"`
@@ -5242,6 +5319,12 @@ type IpvsSyncUpdateJSONRequestBody = IpvsSyncRequest
 // MembersCreateJSONRequestBody defines body for MembersCreate for application/json ContentType.
 type MembersCreateJSONRequestBody = MemberRequest
 
+// MembersBulkDeleteCreateJSONRequestBody defines body for MembersBulkDeleteCreate for application/json ContentType.
+type MembersBulkDeleteCreateJSONRequestBody = BulkMemberDeleteRequest
+
+// MembersBulkCreateJSONRequestBody defines body for MembersBulkCreate for application/json ContentType.
+type MembersBulkCreateJSONRequestBody = BulkMembersRequest
+
 // MembersPartialUpdateJSONRequestBody defines body for MembersPartialUpdate for application/json ContentType.
 type MembersPartialUpdateJSONRequestBody = PatchedMemberRequest
 
@@ -5473,6 +5556,68 @@ func (t AgentStatusRequest_Management) MarshalJSON() ([]byte, error) {
 }
 
 func (t *AgentStatusRequest_Management) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMemberForwardingEnum returns the union data inside the BulkMemberRowRequest_Forwarding as a MemberForwardingEnum
+func (t BulkMemberRowRequest_Forwarding) AsMemberForwardingEnum() (MemberForwardingEnum, error) {
+	var body MemberForwardingEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMemberForwardingEnum overwrites any union data inside the BulkMemberRowRequest_Forwarding as the provided MemberForwardingEnum
+func (t *BulkMemberRowRequest_Forwarding) FromMemberForwardingEnum(v MemberForwardingEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMemberForwardingEnum performs a merge with any union data inside the BulkMemberRowRequest_Forwarding, using the provided MemberForwardingEnum
+func (t *BulkMemberRowRequest_Forwarding) MergeMemberForwardingEnum(v MemberForwardingEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBlankEnum returns the union data inside the BulkMemberRowRequest_Forwarding as a BlankEnum
+func (t BulkMemberRowRequest_Forwarding) AsBlankEnum() (BlankEnum, error) {
+	var body BlankEnum
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBlankEnum overwrites any union data inside the BulkMemberRowRequest_Forwarding as the provided BlankEnum
+func (t *BulkMemberRowRequest_Forwarding) FromBlankEnum(v BlankEnum) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBlankEnum performs a merge with any union data inside the BulkMemberRowRequest_Forwarding, using the provided BlankEnum
+func (t *BulkMemberRowRequest_Forwarding) MergeBlankEnum(v BlankEnum) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BulkMemberRowRequest_Forwarding) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BulkMemberRowRequest_Forwarding) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7568,6 +7713,34 @@ type ClientInterface interface {
 	// Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once.
 	MembersCreate(ctx context.Context, body MembersCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// MembersBulkDeleteCreateWithBody performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Delete a pool's members by name, in one transaction.
+	MembersBulkDeleteCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MembersBulkDeleteCreate performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Delete a pool's members by name, in one transaction.
+	MembersBulkDeleteCreate(ctx context.Context, body MembersBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MembersBulkCreateWithBody performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Many members of one pool in one transaction: ``append`` them, or ``replace`` the
+	// pool's members with them. Checked row by row, then verified together; one bad row
+	// refuses the batch, named by its index in ``members``. Applied with the next revision.
+	MembersBulkCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MembersBulkCreate performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Many members of one pool in one transaction: ``append`` them, or ``replace`` the
+	// pool's members with them. Checked row by row, then verified together; one bad row
+	// refuses the batch, named by its index in ``members``. Applied with the next revision.
+	MembersBulkCreate(ctx context.Context, body MembersBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// MembersDestroy performs a DELETE /api/v1/members/{id}/ (the `MembersDestroy` operationId) request.
 	//
 	// Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once.
@@ -9280,6 +9453,74 @@ func (c *Client) MembersCreateWithBody(ctx context.Context, contentType string, 
 // Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once.
 func (c *Client) MembersCreate(ctx context.Context, body MembersCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMembersCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MembersBulkDeleteCreateWithBody performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Delete a pool's members by name, in one transaction.
+func (c *Client) MembersBulkDeleteCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMembersBulkDeleteCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MembersBulkDeleteCreate performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Delete a pool's members by name, in one transaction.
+func (c *Client) MembersBulkDeleteCreate(ctx context.Context, body MembersBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMembersBulkDeleteCreateRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MembersBulkCreateWithBody performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Many members of one pool in one transaction: “append“ them, or “replace“ the
+// pool's members with them. Checked row by row, then verified together; one bad row
+// refuses the batch, named by its index in “members“. Applied with the next revision.
+func (c *Client) MembersBulkCreateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMembersBulkCreateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MembersBulkCreate performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Many members of one pool in one transaction: “append“ them, or “replace“ the
+// pool's members with them. Checked row by row, then verified together; one bad row
+// refuses the batch, named by its index in “members“. Applied with the next revision.
+func (c *Client) MembersBulkCreate(ctx context.Context, body MembersBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMembersBulkCreateRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13369,6 +13610,86 @@ func NewMembersCreateRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewMembersBulkDeleteCreateRequest calls the generic MembersBulkDeleteCreate builder with application/json body
+func NewMembersBulkDeleteCreateRequest(server string, body MembersBulkDeleteCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMembersBulkDeleteCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewMembersBulkDeleteCreateRequestWithBody constructs an http.Request for the MembersBulkDeleteCreate method, with any body, and a specified content type
+func NewMembersBulkDeleteCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/members/bulk-delete/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewMembersBulkCreateRequest calls the generic MembersBulkCreate builder with application/json body
+func NewMembersBulkCreateRequest(server string, body MembersBulkCreateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMembersBulkCreateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewMembersBulkCreateRequestWithBody constructs an http.Request for the MembersBulkCreate method, with any body, and a specified content type
+func NewMembersBulkCreateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/members/bulk/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewMembersDestroyRequest constructs an http.Request for the MembersDestroy method
 func NewMembersDestroyRequest(server string, id int, params *MembersDestroyParams) (*http.Request, error) {
 	var err error
@@ -16659,6 +16980,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once.
 	MembersCreateWithResponse(ctx context.Context, body MembersCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*MembersCreateResponse, error)
+
+	// MembersBulkDeleteCreateWithBodyWithResponse performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Delete a pool's members by name, in one transaction.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	MembersBulkDeleteCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MembersBulkDeleteCreateResponse, error)
+
+	// MembersBulkDeleteCreateWithResponse performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Delete a pool's members by name, in one transaction.
+	MembersBulkDeleteCreateWithResponse(ctx context.Context, body MembersBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*MembersBulkDeleteCreateResponse, error)
+
+	// MembersBulkCreateWithBodyWithResponse performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Many members of one pool in one transaction: ``append`` them, or ``replace`` the
+	// pool's members with them. Checked row by row, then verified together; one bad row
+	// refuses the batch, named by its index in ``members``. Applied with the next revision.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	MembersBulkCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MembersBulkCreateResponse, error)
+
+	// MembersBulkCreateWithResponse performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Many members of one pool in one transaction: ``append`` them, or ``replace`` the
+	// pool's members with them. Checked row by row, then verified together; one bad row
+	// refuses the batch, named by its index in ``members``. Applied with the next revision.
+	MembersBulkCreateWithResponse(ctx context.Context, body MembersBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*MembersBulkCreateResponse, error)
 
 	// MembersDestroyWithResponse performs a DELETE /api/v1/members/{id}/ (the `MembersDestroy` operationId) request.
 	//
@@ -21051,6 +21404,158 @@ func (r MembersCreateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r MembersCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type MembersBulkDeleteCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BulkMembersResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MembersBulkDeleteCreateResponse) GetJSON200() *BulkMembersResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MembersBulkDeleteCreateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MembersBulkDeleteCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MembersBulkDeleteCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MembersBulkDeleteCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r MembersBulkDeleteCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r MembersBulkDeleteCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MembersBulkDeleteCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MembersBulkDeleteCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MembersBulkDeleteCreateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type MembersBulkCreateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BulkMembersResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MembersBulkCreateResponse) GetJSON200() *BulkMembersResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MembersBulkCreateResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MembersBulkCreateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MembersBulkCreateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MembersBulkCreateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r MembersBulkCreateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r MembersBulkCreateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MembersBulkCreateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MembersBulkCreateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MembersBulkCreateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26053,6 +26558,62 @@ func (c *ClientWithResponses) MembersCreateWithResponse(ctx context.Context, bod
 	return ParseMembersCreateResponse(rsp)
 }
 
+// MembersBulkDeleteCreateWithBodyWithResponse performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Delete a pool's members by name, in one transaction.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) MembersBulkDeleteCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MembersBulkDeleteCreateResponse, error) {
+	rsp, err := c.MembersBulkDeleteCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMembersBulkDeleteCreateResponse(rsp)
+}
+
+// MembersBulkDeleteCreateWithResponse performs a POST /api/v1/members/bulk-delete/ (the `MembersBulkDeleteCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Delete a pool's members by name, in one transaction.
+func (c *ClientWithResponses) MembersBulkDeleteCreateWithResponse(ctx context.Context, body MembersBulkDeleteCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*MembersBulkDeleteCreateResponse, error) {
+	rsp, err := c.MembersBulkDeleteCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMembersBulkDeleteCreateResponse(rsp)
+}
+
+// MembersBulkCreateWithBodyWithResponse performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request,
+// with any type of body and a specified content type.
+//
+// Many members of one pool in one transaction: “append“ them, or “replace“ the
+// pool's members with them. Checked row by row, then verified together; one bad row
+// refuses the batch, named by its index in “members“. Applied with the next revision.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) MembersBulkCreateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MembersBulkCreateResponse, error) {
+	rsp, err := c.MembersBulkCreateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMembersBulkCreateResponse(rsp)
+}
+
+// MembersBulkCreateWithResponse performs a POST /api/v1/members/bulk/ (the `MembersBulkCreate` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Many members of one pool in one transaction: “append“ them, or “replace“ the
+// pool's members with them. Checked row by row, then verified together; one bad row
+// refuses the batch, named by its index in “members“. Applied with the next revision.
+func (c *ClientWithResponses) MembersBulkCreateWithResponse(ctx context.Context, body MembersBulkCreateJSONRequestBody, reqEditors ...RequestEditorFn) (*MembersBulkCreateResponse, error) {
+	rsp, err := c.MembersBulkCreate(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMembersBulkCreateResponse(rsp)
+}
+
 // MembersDestroyWithResponse performs a DELETE /api/v1/members/{id}/ (the `MembersDestroy` operationId) request.
 //
 // Members of a pool (real servers). Applied with the next revision; `runtime/` changes a live one at once.
@@ -30105,6 +30666,128 @@ func ParseMembersCreateResponse(rsp *http.Response) (*MembersCreateResponse, err
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseMembersBulkDeleteCreateResponse parses an HTTP response from a MembersBulkDeleteCreateWithResponse call
+func ParseMembersBulkDeleteCreateResponse(rsp *http.Response) (*MembersBulkDeleteCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MembersBulkDeleteCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BulkMembersResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseMembersBulkCreateResponse parses an HTTP response from a MembersBulkCreateWithResponse call
+func ParseMembersBulkCreateResponse(rsp *http.Response) (*MembersBulkCreateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MembersBulkCreateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BulkMembersResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

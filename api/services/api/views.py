@@ -72,21 +72,13 @@ class RuleViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
         """Many rules of one service in one transaction: ``append`` them, or ``replace`` the
         service's rules with them (in this order). Checked row by row, then verified together;
         one bad row refuses the batch, named by its index in ``rules``. Applied with the next revision."""
-        return self._bulk(request, batches.BulkRulesSerializer(data=request.data), "bulk")
+        return _batch(request, batches.BulkRulesSerializer(data=request.data), "rule-bulk")
 
     @extend_schema(request=batches.BulkRuleDeleteSerializer, responses={200: batches.BulkRulesResultSerializer})
     @action(detail=False, methods=["post"], url_path="bulk-delete")
     def bulk_delete(self, request):
         """Delete a service's rules by name, in one transaction; the rest keep their order."""
-        return self._bulk(request, batches.BulkRuleDeleteSerializer(data=request.data), "bulk-delete")
-
-    def _bulk(self, request, serializer, action):
-        serializer.is_valid(raise_exception=True)
-        done = serializer.save()
-        service = serializer.validated_data["virtual_service"]
-        counts = {k: done[k] for k in ("created", "updated", "deleted", "rules")}
-        audit.record_event(f"rule-{action}", request=request, obj=service, status_code=200, changes=counts)
-        return Response(batches.BulkRulesResultSerializer(done).data)
+        return _batch(request, batches.BulkRuleDeleteSerializer(data=request.data), "rule-bulk-delete")
 
 
 @extend_schema_view(
@@ -121,6 +113,26 @@ class MemberViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
         member.refresh_from_db()
         return Response({"member": serializers.MemberSerializer(member).data, "revision": revision.number})
 
+    @extend_schema(
+        request=batches.BulkMembersSerializer,
+        responses={
+            200: batches.BulkMembersResultSerializer,
+            400: OpenApiResponse(description="the bad rows, by index"),
+        },
+    )
+    @action(detail=False, methods=["post"], url_path="bulk")
+    def bulk(self, request):
+        """Many members of one pool in one transaction: ``append`` them, or ``replace`` the
+        pool's members with them. Checked row by row, then verified together; one bad row
+        refuses the batch, named by its index in ``members``. Applied with the next revision."""
+        return _batch(request, batches.BulkMembersSerializer(data=request.data), "member-bulk")
+
+    @extend_schema(request=batches.BulkMemberDeleteSerializer, responses={200: batches.BulkMembersResultSerializer})
+    @action(detail=False, methods=["post"], url_path="bulk-delete")
+    def bulk_delete(self, request):
+        """Delete a pool's members by name, in one transaction."""
+        return _batch(request, batches.BulkMemberDeleteSerializer(data=request.data), "member-bulk-delete")
+
     def get_queryset(self):
         pool = int_param(self.request, "pool")
         queryset = super().get_queryset()
@@ -132,3 +144,14 @@ class HealthCheckViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
 
     queryset = HealthCheck.objects.select_related("pool")
     serializer_class = serializers.HealthCheckSerializer
+
+
+def _batch(request, serializer, event):
+    """Run a batch (services.api.bulk), audit what it did to its parent, and answer it."""
+    serializer.is_valid(raise_exception=True)
+    done = serializer.save()
+    kind = getattr(serializer, "batch", None) or type(serializer)
+    parent = serializer.validated_data[kind.parent_field]
+    counts = {k: done[k] for k in ("created", "updated", "deleted", kind.rows_field)}
+    audit.record_event(event, request=request, obj=parent, status_code=200, changes=counts)
+    return Response(done)

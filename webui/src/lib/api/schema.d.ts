@@ -788,6 +788,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/members/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Many members of one pool in one transaction: ``append`` them, or ``replace`` the
+         *     pool's members with them. Checked row by row, then verified together; one bad row
+         *     refuses the batch, named by its index in ``members``. Applied with the next revision.
+         */
+        post: operations["members_bulk_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Delete a pool's members by name, in one transaction. */
+        post: operations["members_bulk_delete_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/metrics/members/": {
         parameters: {
             query?: never;
@@ -1590,15 +1628,68 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
-        /** @description Rules of one virtual service to delete, by name. */
+        /** @description Members of one pool to delete, by name. */
+        BulkMemberDeleteRequest: {
+            pool: number;
+            names: string[];
+        };
+        /** @description One row of a batch: a member's fields but id, pool, live (the batch gives those). Only the row's own fields are checked here; the batch checks the rest. */
+        BulkMemberRowRequest: {
+            name: string;
+            address: string;
+            port: number;
+            weight?: number;
+            state?: components["schemas"]["MemberStateEnum"];
+            /** @description Serves only when no active member is up (sorry server). */
+            backup?: boolean;
+            /** @description Concurrent connections; beyond it requests queue. 0 = no limit. */
+            max_connections?: number;
+            /** @description Requests queued for this member; 0 = no limit. */
+            max_queue?: number;
+            /** @description Ramp the weight up over this time after the member comes back; 0 = off. */
+            slowstart_ms?: number;
+            /** @description Layer 4: after reaching max_connections, take new ones again below this; 0 = off. */
+            min_connections?: number;
+            /**
+             * @description Layer 4: this member's IPVS forwarding method, if not the service's.
+             *
+             *     * `` - The service's method
+             *     * `nat` - Nat
+             *     * `direct-routing` - Direct-routing
+             *     * `tunnel` - Tunnel
+             */
+            forwarding?: components["schemas"]["MemberForwardingEnum"] | components["schemas"]["BlankEnum"];
+            /** @description The member is a service on each node itself, at a loopback address (127.0.0.0/8, ::1); a loopback address is refused without it. */
+            loopback?: boolean;
+        };
+        /** @description Members of one pool; each row as a single member's fields. */
+        BulkMembersRequest: {
+            pool: number;
+            /**
+             * @description append: after the pool's members, in this order. replace: these become the pool's members; members of the same name keep their id, the others go.
+             *
+             *     * `append` - append
+             *     * `replace` - replace
+             * @default append
+             */
+            mode: components["schemas"]["ModeEnum"];
+            members: components["schemas"]["BulkMemberRowRequest"][];
+        };
+        /** @description What a batch did to the members. */
+        BulkMembersResult: {
+            pool: number;
+            /** @description The pool's members now. */
+            members: number;
+            created: number;
+            updated: number;
+            deleted: number;
+        };
+        /** @description Rules of one virtual service to delete, by name; the rest keep their order. */
         BulkRuleDeleteRequest: {
             virtual_service: number;
             names: string[];
         };
-        /**
-         * @description One row: a rule's fields without its service and position (the batch gives those), its
-         *     pool by id. Only the row's own fields are checked here; the batch checks the rest.
-         */
+        /** @description One row of a batch: a rule's fields but id, virtual_service, position (the batch gives those). Only the row's own fields are checked here; the batch checks the rest. */
         BulkRuleRowRequest: {
             name: string;
             enabled?: boolean;
@@ -1613,7 +1704,7 @@ export interface components {
             /** @description The pool's id. */
             pool?: number | null;
         };
-        /** @description Rules of one virtual service, in order; each row as a single rule's fields. */
+        /** @description Rules of one virtual service, in order; each row as a single rule's fields, its pool by id. */
         BulkRulesRequest: {
             virtual_service: number;
             /**
@@ -1626,10 +1717,10 @@ export interface components {
             mode: components["schemas"]["ModeEnum"];
             rules: components["schemas"]["BulkRuleRowRequest"][];
         };
-        /** @description What a batch did to the service's rules. */
+        /** @description What a batch did to the rules. */
         BulkRulesResult: {
             virtual_service: number;
-            /** @description The service's rules now. */
+            /** @description The virtual service's rules now. */
             rules: number;
             created: number;
             updated: number;
@@ -5953,6 +6044,70 @@ export interface operations {
                     "application/json": components["schemas"]["PublishError"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    members_bulk_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkMembersRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkMembersResult"];
+                };
+            };
+            /** @description the bad rows, by index */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    members_bulk_delete_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkMemberDeleteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkMembersResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
         };
