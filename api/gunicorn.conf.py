@@ -3,8 +3,8 @@ container and the tests' stacks all start ``gunicorn -c gunicorn.conf.py fulcrum
 only the address (and, for tests, a shorter graceful stop).
 
 gthread: a request holds a thread. The node agents' long-polls hold one each for up to 55 s
-while they wait, but no database connection (revisions/news.py; the connections are a pool
-per process, settings.DATABASES). So a process runs many threads: up to
+while they wait, but no database connection (revisions/news.py wakes them). So a process
+runs many threads: up to
 cluster.api.views.LONG_POLL_WAITERS of them wait for agents, and the rest are left for the
 operators, the console and the agents' reports.
 """

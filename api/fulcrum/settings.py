@@ -97,23 +97,17 @@ TEMPLATES = [
 ]
 
 _PRIVATE_PG = REPO_DIR / ".state" / "pg" / "run"
-# A pool of connections per API process (psycopg_pool, as Django hands them out): a request
-# borrows one and gives it back at its end, so the connections stay few however many threads
-# a process runs (gunicorn.conf.py), and the agents' long-polls hold none while they wait.
-# A borrowed connection is checked first: after PostgreSQL restarted (a switchover, new
-# replication settings), a request gets a new connection instead of the dead one.
-DATABASE_POOL_SIZE = int(os.environ.get("FULCRUM_DATABASE_POOL_SIZE", "12"))
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"postgresql://fulcrum@/fulcrum?host={_PRIVATE_PG}"),
-        conn_max_age=0,
-        conn_health_checks=True,  # Django has the pool check each connection it lends
+        conn_max_age=60,
+        # A kept connection is checked before each request reuses it: after PostgreSQL
+        # restarted (a switchover, new replication settings) a request reconnects instead of
+        # failing with the dead connection. (Not psycopg's pool: after PostgreSQL was down a
+        # minute, its reconnection backoff left requests waiting 20 s and failing, run35.)
+        # The agents' long-polls close theirs while they wait (cluster.api.views).
+        conn_health_checks=True,
     )
-}
-DATABASES["default"]["OPTIONS"]["pool"] = {
-    "min_size": 1,
-    "max_size": DATABASE_POOL_SIZE,
-    "timeout": 20,  # waiting for a free connection longer than this is an error (500)
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -153,7 +153,7 @@ check_programs() {
 	out=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	[[ $out == 3.13 ]] || fail "python3 is $out, not 3.13"
 	out=$(PYTHONPATH=/usr/lib/fulcrum/python python3 -c '
-import argon2, cryptography, django, gunicorn, jinja2, jsonschema, markupsafe, psycopg, psycopg_pool, rest_framework, rpds, yaml
+import argon2, cryptography, django, gunicorn, jinja2, jsonschema, markupsafe, psycopg, rest_framework, rpds, yaml
 from cryptography.hazmat.bindings import _rust
 from markupsafe import _speedups
 print(django.__file__, psycopg.pq.__impl__, yaml.__with_libyaml__, argon2.PasswordHasher().hash("x")[:9])')

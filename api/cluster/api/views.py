@@ -196,7 +196,7 @@ class AgentDesiredView(AgentView):
                 if confirm_by is not None:
                     left = min(left, (confirm_by - timezone.now()).total_seconds() + 0.05)
                 if not connection.in_atomic_block:  # (a test's transaction keeps its connection)
-                    connection.close()  # back to the pool: a waiting poll holds no connection
+                    connection.close()  # a waiting poll holds no connection
                 NEWS.wait(seen, left)
         finally:
             if waiting:
