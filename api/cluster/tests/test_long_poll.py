@@ -1,6 +1,6 @@
-"""The agents' long-poll under gunicorn as the appliance runs it (gunicorn.conf.py, the database
-pool): a hundred agents waiting at once leave threads for everyone else, hold no database
-connection while they wait, and all wake on one publish (PostgreSQL's NOTIFY at its commit),
+"""The agents' long-poll under gunicorn as the appliance runs it (gunicorn.conf.py): a hundred
+agents waiting at once leave threads for everyone else, hold no database connection while
+they wait, and all wake on one publish (PostgreSQL's NOTIFY at its commit),
 not at the end of their wait."""
 
 import runpy
