@@ -213,6 +213,41 @@ def test_import_rules_from_csv_and_yaml(cli, tmp_path):
     cli.ok("rule", "delete", "web/not-admin")
 
 
+MEMBERS_CSV = """\
+name,address,port,weight,state
+f1,192.0.2.21,8080,2,
+f2,192.0.2.22,8080,,drain
+f3,2001:db8::23,8080,1,enabled
+"""
+
+
+def test_import_members_from_csv_and_yaml(cli, tmp_path):
+    cli.ok("pool", "create", "--set", "name=farm")
+    (tmp_path / "farm.csv").write_text(MEMBERS_CSV)
+    out = cli.ok("member", "import", "farm", str(tmp_path / "farm.csv"))
+    assert out == "Imported 3 members into farm: 3 created, 0 updated, 0 deleted; it has 3 members.\n"
+    members = cli.json("member", "list", "farm")
+    assert [(m["name"], m["address"], m["port"], m["weight"], m["state"]) for m in members] == [
+        ("f1", "192.0.2.21", 8080, 2, "enabled"),
+        ("f2", "192.0.2.22", 8080, 1, "drain"),
+        ("f3", "2001:db8::23", 8080, 1, "enabled"),
+    ]
+    # One bad line refuses the file, named by its line; a cell of the wrong type stops it here.
+    (tmp_path / "bad.csv").write_text("name,address,port\nf4,192.0.2.24,8080\nf5,192.0.2.25,70000\n")
+    result = cli("member", "import", "farm", str(tmp_path / "bad.csv"), check_code=5)
+    assert any(line.startswith("  line 3.port: ") for line in result.stderr.splitlines()), result.stderr
+    (tmp_path / "typo.csv").write_text("name,address,port,backup\nf4,192.0.2.24,8080,maybe\n")
+    result = cli("member", "import", "farm", str(tmp_path / "typo.csv"), check_code=2)
+    assert 'line 2: backup: "maybe" is not true or false' in result.stderr
+    assert cli.json("member", "list", "farm") == members
+    # --replace, from YAML on standard input: f1 keeps its id and takes the new weight.
+    out = cli.ok("member", "import", "farm", "-", "--replace", stdin="[{name: f1, address: 192.0.2.21, port: 8080, weight: 9}]")
+    assert out == "Imported 1 members into farm: 0 created, 1 updated, 2 deleted; it has 1 members.\n"
+    [f1] = cli.json("member", "list", "farm")
+    assert (f1["id"], f1["weight"]) == (members[0]["id"], 9)
+    cli.ok("pool", "delete", "farm")
+
+
 def test_apply_then_diff_and_pending(cli):
     assert cli.ok("pending").startswith("Not applied yet")
     out = cli.ok("apply", "-m", "web service")
