@@ -11,7 +11,7 @@ from django.utils import timezone
 from accounts.choices import Role
 from compiler.rules import NAME_HELP
 from fulcrum.concurrency import version_field
-from services.validators import validate_name
+from fulcrum.validators import validate_name
 
 TOKEN_PREFIX = "ful_"
 # Characters of the secret kept in clear to tell tokens apart ("ful_" + 6).

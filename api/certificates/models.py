@@ -8,7 +8,7 @@ from django.utils import timezone
 from certificates import crypto
 from certificates import validators as v
 from fulcrum.concurrency import version_field
-from services.validators import validate_name
+from fulcrum.validators import validate_name
 
 EXPIRY_WARNING = timedelta(days=30)
 

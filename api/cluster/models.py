@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from compiler import rules
 from fulcrum.concurrency import version_field
-from services.validators import validate_interface, validate_name
+from fulcrum.validators import validate_interface, validate_name
 
 
 def hash_token(token):

@@ -346,7 +346,8 @@ def _label(item, index):
     return item.get("name", index) if isinstance(item, dict) else index
 
 
-_SECTIONS = {
+# The sections of named objects, with the path prefix the API uses for them.
+SECTIONS = {
     "virtual_services": "virtual-services",
     "pools": "pools",
     "certificates": "certificates",
@@ -362,11 +363,11 @@ def snapshot_from_dict(data):
     # Paths read like the API: virtual-services/web/rules/0/... rather than /virtual_services/...
     data = dict(data)
     built = {}
-    for key, label in _SECTIONS.items():
+    for key, label in SECTIONS.items():
         items = data.pop(key, [])
         annotation = Snapshot.__dataclass_fields__[key].type
         built[key] = _convert(items, annotation, label) if items != [] else ()
-    snap = _build(Snapshot, {**data, **{k: [] for k in _SECTIONS}}, "")
+    snap = _build(Snapshot, {**data, **{k: [] for k in SECTIONS}}, "")
     return dataclasses.replace(snap, **built)
 
 

@@ -182,7 +182,7 @@ if FULCRUM_MGMT_VIP and not re.fullmatch(r"[0-9A-Fa-f.:]{2,45}", FULCRUM_MGMT_VI
 FULCRUM_MGMT_VRID = int(os.environ.get("FULCRUM_MGMT_VRID", "250"))  # as fulcrum-management's default
 FULCRUM_MANAGEMENT_SOCKET = os.environ.get("FULCRUM_MANAGEMENT_SOCKET", "/run/fulcrum-management/request.sock")
 # How long a list's advice and the pending changes may reuse the current snapshot when the API
-# recorded no write (services.snapshot.current): the bound on lateness for changes made outside it.
+# recorded no write (snapshots.freeze.current): the bound on lateness for changes made outside it.
 FULCRUM_SNAPSHOT_REUSE_S = float(os.environ.get("FULCRUM_SNAPSHOT_REUSE_S", "30"))
 
 REST_FRAMEWORK = {

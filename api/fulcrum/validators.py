@@ -1,4 +1,5 @@
-"""Field validators built from the compiler's rules, so the API accepts what it can render."""
+"""Field validators every app shares (names, interfaces, ports, texts), built from the
+compiler's rules, so the API accepts what it can render."""
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator

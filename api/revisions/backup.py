@@ -17,11 +17,10 @@ from certificates.models import Certificate
 from certificates.pem import snapshot_entry
 from cluster.models import HaGroup, IpvsSync, Node
 from services.models import Pool, VirtualService
-from services.snapshot import ha_group_dict, pool_dict, service_dict, sync_dict
+from snapshots.freeze import ha_group_dict, pool_dict, service_dict, sync_dict
 
 FORMAT = "fulcrum-backup"
 FORMAT_VERSION = 1
-SECTIONS = ("certificates", "pools", "virtual_services", "nodes", "ha_groups", "ipvs_sync")
 
 
 class DocumentError(Exception):

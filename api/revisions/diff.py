@@ -10,16 +10,8 @@ hold private keys: a changed ``.pem`` is reported without its content, and a sec
 import difflib
 
 from accounts.audit import CHANGED, SECRET, is_secret
-from compiler.snapshot import NO_DEFAULT, field_default
+from compiler.snapshot import NO_DEFAULT, SECTIONS, field_default
 
-# Sections of a snapshot holding named objects, with the path prefix the API uses.
-SECTIONS = {
-    "virtual_services": "virtual-services",
-    "pools": "pools",
-    "certificates": "certificates",
-    "nodes": "nodes",
-    "ha_groups": "ha-groups",
-}
 SINGLETONS = {"ipvs_sync": "ipvs-sync"}
 SECRET_SUFFIXES = (".pem",)
 DIFF_CONTEXT = 3

@@ -24,7 +24,7 @@ from revisions.choices import ConfirmState
 from revisions.diff import object_changes
 from revisions.models import NodeRevision, Revision
 from services.models import Member
-from services.snapshot import current, freeze
+from snapshots.freeze import current, freeze
 
 # Any node name works for the check when no node is registered yet.
 _CHECK_NODE = "check"
@@ -101,7 +101,7 @@ def pending_changes(snapshot=None):
     """What an apply would change: the last published revision (None before the first) and
     the objects of ``snapshot`` that differ from it (revisions.diff.object_changes).
 
-    Without ``snapshot``, the current objects as readers see them (services.snapshot.current:
+    Without ``snapshot``, the current objects as readers see them (snapshots.freeze.current:
     the pending endpoint and the console's banner); publish passes the snapshot it froze, so
     "nothing pending" is decided the same way for both."""
     last = Revision.objects.only("number", "snapshot").order_by("-number").first()

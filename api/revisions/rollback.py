@@ -25,7 +25,7 @@ from revisions.choices import ConfirmState
 from revisions.models import Revision
 from revisions.publish import PublishError, last_number, publishing, retrying, settle_awaiting, store
 from revisions.restore import RestoreError, objects_of_snapshot, restore_in_transaction
-from services.snapshot import freeze
+from snapshots.freeze import freeze
 
 logger = logging.getLogger(__name__)
 

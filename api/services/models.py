@@ -4,8 +4,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from compiler import rules
+from fulcrum import validators as v
 from fulcrum.concurrency import version_field
-from services import validators as v
 from services.choices import MEMBER_FORWARDING, Algorithm, CheckType, Forwarding, MemberState, Protocol, choices
 
 

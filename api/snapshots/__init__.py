@@ -1,2 +1,3 @@
-"""The configuration as the compiler sees it: when the stored objects last changed (the
-snapshot generation). services.snapshot (freezing) and revisions.restore are to join it."""
+"""The configuration as the compiler sees it: freezing the stored objects into a snapshot
+(freeze), the way back from a document to stored objects (restore), and when the stored
+objects last changed (generation)."""

@@ -1,12 +1,15 @@
-"""The one translation from stored objects to the compiler's snapshot dicts.
+"""Freezing: the one translation from stored objects to the compiler's snapshot dicts
+(snapshots.restore is the way back).
 
-publish.freeze() uses it for whole revisions; the serializers use it to run the compiler's
-own checks on a single object before it is saved, so the API accepts exactly what the
-compiler can render.
+revisions.publish freezes whole revisions; the serializers freeze what a single write can
+affect (freeze_around) to run the compiler's own checks before it is saved, so the API
+accepts exactly what the compiler can render. The fields a model stores as they are come
+from the compiler's dataclasses (compiler.snapshot), so a new one needs no list here.
 """
 
 import ipaddress
 import time
+from dataclasses import fields
 
 from django.conf import settings
 from django.db.models import Q
@@ -14,104 +17,28 @@ from django.db.models import Q
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
 from cluster.models import HaGroup, IpvsSync, Node
+from compiler import snapshot as shape
 from services.models import Pool, Rule, VirtualService
 from snapshots.generation import generation
 
-HEALTH_CHECK_FIELDS = (
-    "type",
-    "method",
-    "path",
-    "expected_status",
-    "host",
-    "expect_body",
-    "expect_body_match",
-    "agent_port",
-    "interval_ms",
-    "timeout_ms",
-    "rise",
-    "fall",
-    "retry_interval_ms",
-    "alpha",
-    "omega",
-    "dns_type",
-    "dns_name",
-    "script",
-    "script_dynamic",
-)
-MEMBER_FIELDS = (
-    "name",
-    "address",
-    "port",
-    "weight",
-    "state",
-    "backup",
-    "max_connections",
-    "max_queue",
-    "slowstart_ms",
-    "min_connections",
-    "forwarding",
-    "loopback",
-)
-POOL_FIELDS = (
-    "name",
-    "algorithm",
-    "persistence",
-    "http_reuse",
-    "pool_max_conn",
-    "pool_purge_delay_ms",
-    "tls",
-    "tls_verify",
-    "tls_sni",
-    "proxy_protocol",
-    "connect_timeout_ms",
-    "server_timeout_ms",
-    "queue_timeout_ms",
-    "maintenance_page",
-    "hash_port",
-    "hash_fallback",
-    "on_failure",
-    "feedback_agent_port",
-    "feedback_http_port",
-    "feedback_interval_ms",
-)
-SERVICE_FIELDS = (
-    "name",
-    "vip",
-    "port",
-    "port_end",
-    "protocol",
-    "forwarding",
-    "one_packet_scheduling",
-    "enabled",
-    "tls_policy",
-    "client_auth",
-    "alpn_h2",
-    "hsts_max_age_s",
-    "redirect_https",
-    "allow_cidrs",
-    "deny_cidrs",
-    "conn_limit",
-    "max_connections",
-    "max_body_bytes",
-    "compression",
-    "compression_types",
-    "forwarded",
-    "client_timeout_ms",
-    "http_request_timeout_ms",
-    "keep_alive_timeout_ms",
-    "error_pages",
-)
-RULE_FIELDS = (
-    "name",
-    "enabled",
-    "conditions",
-    "action",
-    "redirect_code",
-    "redirect_location",
-    "deny_status",
-    "header_name",
-    "header_value",
-)
+
+def _stored_as_is(cls, *converted):
+    """The fields of the compiler's dataclass ``cls`` that its model stores as they are: all
+    but ``converted`` (relations, and fields stored in another shape, filled in below)."""
+    names = [f.name for f in fields(cls)]
+    unknown = set(converted) - set(names)
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+    return tuple(name for name in names if name not in converted)
+
+
+HEALTH_CHECK_FIELDS = _stored_as_is(shape.HealthCheck)
+MEMBER_FIELDS = _stored_as_is(shape.Member)
+POOL_FIELDS = _stored_as_is(shape.Pool, "members", "health_check", "tls_ca")
+SERVICE_FIELDS = _stored_as_is(shape.VirtualService, "default_pool", "client_ca", "rate_limit", "certificates", "rules")
+RULE_FIELDS = _stored_as_is(shape.Rule, "pool")
+HA_GROUP_FIELDS = _stored_as_is(shape.HaGroup, "version", "vips", "track_interfaces", "witness", "nodes")
+SYNC_FIELDS = _stored_as_is(shape.IpvsSync, "group", "ha_group")
 
 
 def _name(obj):
@@ -166,27 +93,12 @@ def service_dict(s, rules=None, sni_certificates=None):
 
 def sync_dict(sync):
     """The snapshot's ``ipvs_sync`` entry for the stored settings."""
-    fields = ("interface", "sync_id", "port", "ttl", "max_packet")
     ha_group = sync.ha_group.name if sync.ha_group_id else ""
-    return {**{f: getattr(sync, f) for f in fields}, "group": sync.group or "", "ha_group": ha_group}
+    return {**{f: getattr(sync, f) for f in SYNC_FIELDS}, "group": sync.group or "", "ha_group": ha_group}
 
 
 def node_dict(node):
     return {"name": node.name, "address": node.address or "", "standby": node.standby}
-
-
-HA_GROUP_FIELDS = (
-    "name",
-    "vrid",
-    "interface",
-    "advert_interval_ms",
-    "preempt",
-    "preempt_delay_s",
-    "auth_password",
-    "track_haproxy",
-    "garp_refresh_s",
-    "garp_repeat",
-)
 
 
 def ha_group_dict(group, nodes=None):
@@ -308,14 +220,12 @@ def current():
     """freeze(0) for readers that may be a moment late (a list's advice, the pending changes).
 
     Reused, in this process, until the snapshot generation moves (snapshots.generation: any
-    committed change to what a snapshot holds, however made) or a revision is published, and
-    for at most settings.FULCRUM_SNAPSHOT_REUSE_S. Freezing 1,000 services takes about a
-    second; a console asks every few seconds. Callers must not change the dict. Writes
-    validate against what they touch (freeze_around), never this."""
-    from revisions.models import Revision  # revisions depends on services, not the other way round
-
+    committed change to what a snapshot holds, however made), and for at most
+    settings.FULCRUM_SNAPSHOT_REUSE_S. Freezing 1,000 services takes about a second; a console
+    asks every few seconds. Callers must not change the dict. Writes validate against what
+    they touch (freeze_around), never this. A publish changes nothing a snapshot holds."""
     # The stamp is read before freezing: a change committed meanwhile gives a newer stamp next time.
-    stamp = (generation(), Revision.objects.order_by("-number").values_list("number", flat=True).first())
+    stamp = generation()
     now = time.monotonic()
     if _current["stamp"] != stamp or now - _current["at"] >= settings.FULCRUM_SNAPSHOT_REUSE_S:
         _current.update(stamp=stamp, at=now, snapshot=freeze(0))

@@ -13,7 +13,7 @@ from accounts.models import ApiToken, AuditEntry, Profile, role_of
 from accounts.permissions import request_role
 from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
-from services.validators import validate_name
+from fulcrum.validators import validate_name
 
 MAX_TOKEN_DAYS = 3650
 

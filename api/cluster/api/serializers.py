@@ -25,11 +25,11 @@ from compiler.snapshot import IpvsSync as SyncSettings
 from compiler.verify import verify_sync
 from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import AgentReport, StrictModelSerializer, StrictSerializer
+from fulcrum.validators import validate_interface, validate_name
 from revisions.choices import NodeRevisionState
-from services import snapshot
 from services.api.serializers import MemberFiguresSerializer, compiler_check
-from services.snapshot import sync_dict
-from services.validators import validate_interface, validate_name
+from snapshots import freeze as snapshot
+from snapshots.freeze import sync_dict
 
 VRRP_STATES = VrrpState.choices
 

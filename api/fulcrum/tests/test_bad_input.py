@@ -6,7 +6,7 @@ JSON, text that is not UTF-8, NaN, nesting too deep, a body that is not an objec
 wrong content type, a body over the size limit, unknown fields (top level and nested),
 each field with a value of the wrong JSON type, NUL characters, values beyond the declared
 bounds, and injection attempts in names. Each operation's batch runs between two
-snapshots of the database (services.snapshot.freeze, every object's version, what agents
+snapshots of the database (snapshots.freeze.freeze, every object's version, what agents
 and publishing write, telemetry), which must be equal.
 
 The size limit is also tried over real HTTP against gunicorn, as the appliance runs it,
@@ -32,7 +32,7 @@ from fulcrum.limits import body_limit
 from fulcrum.tests.gunicorn import gunicorn_on_test_database
 from revisions.models import NodeRevision, Revision
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
-from services.snapshot import freeze
+from snapshots.freeze import freeze
 from telemetry.models import HealthEvent, MemberHealth, TrafficSample
 
 AGENT_PATHS = "/api/v1/agent/"

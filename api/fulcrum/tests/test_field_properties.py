@@ -73,7 +73,7 @@ from services.api.serializers import (
     VirtualServiceSerializer,
 )
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
-from services.snapshot import freeze
+from snapshots.freeze import freeze
 
 EXAMPLES = int(os.environ.get("FULCRUM_FIELD_EXAMPLES", "8"))
 NODE = "lb1"  # whose files are compiled; lb2 is its HA peer

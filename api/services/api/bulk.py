@@ -15,9 +15,9 @@ from rest_framework import serializers
 
 from compiler import rules
 from fulcrum.serializers import StrictSerializer
-from services import snapshot
 from services.api.serializers import MemberSerializer, RuleSerializer, compiler_check
 from services.models import Member, Pool, Rule, VirtualService
+from snapshots import freeze as snapshot
 
 # bulk-delete renumbers the rest in batches: Django's update of many rows is one CASE per
 # column with a branch per row, which PostgreSQL walks for every row.

@@ -2,7 +2,7 @@
 
 Shapes and single-field rules are declared here; everything else is checked by the
 compiler itself (``compiler_check``): the candidate object is put into a snapshot of the
-stored objects it can affect (services.snapshot.freeze_around: its service, pools, the
+stored objects it can affect (snapshots.freeze.freeze_around: its service, pools, the
 services sharing them or its addresses) and verified, so the API accepts exactly what the
 compiler can render, at the cost of what the change touches.
 """
@@ -19,12 +19,12 @@ from compiler.verify import port_end_problems as verify_port_end
 from compiler.verify import vip_problems as verify_vip
 from fulcrum.concurrency import VersionedSerializerMixin
 from fulcrum.serializers import StrictModelSerializer, StrictSerializer
-from services import snapshot
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
+from snapshots import freeze as snapshot
 
 
 def compiler_check(candidate, prefix, scope, renames=None, related=None, echoes=()):
-    """Verify the snapshot ``candidate``, made by services.snapshot.freeze_around(**scope) and
+    """Verify the snapshot ``candidate``, made by snapshots.freeze.freeze_around(**scope) and
     changed; raise field errors for problems under ``prefix``.
 
     ``renames`` maps snapshot field names to API field names; ``related`` maps the path of

@@ -5,7 +5,7 @@ import django.db.models.constraints
 import django.db.models.deletion
 import re
 import services.models
-import services.validators
+import fulcrum.validators
 from django.db import migrations, models
 
 
@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='healthcheck',
             name='expect_body',
-            field=models.CharField(blank=True, help_text='HTTP checks: the body must contain this string (or match this regex); empty = status only.', max_length=512, validators=[services.validators.validate_text]),
+            field=models.CharField(blank=True, help_text='HTTP checks: the body must contain this string (or match this regex); empty = status only.', max_length=512, validators=[fulcrum.validators.validate_text]),
         ),
         migrations.AddField(
             model_name='healthcheck',
@@ -255,7 +255,7 @@ class Migration(migrations.Migration):
                 ('redirect_location', models.CharField(blank=True, max_length=1100)),
                 ('deny_status', models.PositiveSmallIntegerField(choices=[(400, '400'), (401, '401'), (403, '403'), (404, '404'), (405, '405'), (407, '407'), (408, '408'), (410, '410'), (413, '413'), (425, '425'), (429, '429'), (500, '500'), (501, '501'), (502, '502'), (503, '503'), (504, '504')], default=403)),
                 ('header_name', models.CharField(blank=True, max_length=64, validators=[django.core.validators.RegexValidator(re.compile('\\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\\Z'), "1-64 characters: letters, digits, '_', '.', '-'.")])),
-                ('header_value', models.CharField(blank=True, max_length=1024, validators=[services.validators.validate_text])),
+                ('header_value', models.CharField(blank=True, max_length=1024, validators=[fulcrum.validators.validate_text])),
                 ('pool', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='rules', to='services.pool')),
                 ('virtual_service', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rules', to='services.virtualservice')),
             ],

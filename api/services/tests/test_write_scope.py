@@ -1,4 +1,4 @@
-"""A single write is verified against what it can affect (services.snapshot.freeze_around),
+"""A single write is verified against what it can affect (snapshots.freeze.freeze_around),
 not the whole configuration: what verify() says about an object in its neighbourhood is what
 it says about it in the whole; the neighbourhood stays small however large the rest grows;
 and the cross-object refusals (a pool in two modes, a clash) still reach the operator."""
@@ -10,8 +10,8 @@ from rest_framework.test import APITestCase
 
 from accounts.tests.people import person
 from compiler import VerifyError, snapshot_from_dict, verify
-from services import snapshot
 from services.models import Member, Pool, Rule, VirtualService
+from snapshots import freeze as snapshot
 
 
 def problems(frozen):

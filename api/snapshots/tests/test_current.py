@@ -1,6 +1,6 @@
-"""services.snapshot.current(): the pending changes and a list's advice reuse one snapshot until
-a change commits (the snapshot generation, however the change was made) or a revision is
-published; the reuse window bounds how late it can be."""
+"""snapshots.freeze.current(): the pending changes and a list's advice reuse one snapshot until
+a change commits (the snapshot generation, however the change was made); the reuse window
+bounds how late it can be."""
 
 from unittest import mock
 
@@ -8,8 +8,8 @@ from django.test import TransactionTestCase, override_settings
 from rest_framework.test import APIClient
 
 from accounts.tests.people import person
-from services import snapshot
 from services.models import Pool
+from snapshots import freeze as snapshot
 
 PENDING = "/api/v1/revisions/pending/"
 

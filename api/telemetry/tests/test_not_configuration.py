@@ -6,7 +6,7 @@ import json
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient, APITestCase
 
-from revisions.backup import SECTIONS
+from snapshots.restore import SECTIONS
 from telemetry.models import HealthEvent, MemberHealth, TrafficSample
 from telemetry.tests.helpers import agent, at, figures, member_entry, post, report, service_with_pool
 

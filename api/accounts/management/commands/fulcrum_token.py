@@ -8,7 +8,7 @@ from accounts import audit
 from accounts.api.serializers import MAX_TOKEN_DAYS
 from accounts.choices import Role
 from accounts.models import ApiToken, role_of
-from services.validators import validate_name
+from fulcrum.validators import validate_name
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from django.db import DatabaseError
 
 from cluster import join, join_client
 from cluster.models import Node
-from services.validators import validate_name
+from fulcrum.validators import validate_name
 
 
 class Command(BaseCommand):

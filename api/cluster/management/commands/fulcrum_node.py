@@ -9,7 +9,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from cluster.models import Node
-from services.validators import validate_name
+from fulcrum.validators import validate_name
 
 
 class Command(BaseCommand):

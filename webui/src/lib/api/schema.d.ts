@@ -2052,6 +2052,12 @@ export interface components {
             readonly id: number;
             pool: number;
             type?: components["schemas"]["HealthCheckTypeEnum"];
+            interval_ms?: number;
+            timeout_ms?: number;
+            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
+            rise?: number;
+            /** @description Failed checks in a row that take a member out. */
+            fall?: number;
             method?: components["schemas"]["MethodEnum"];
             path?: string;
             expected_status?: number;
@@ -2062,12 +2068,6 @@ export interface components {
             expect_body_match?: components["schemas"]["ExpectBodyMatchEnum"];
             /** @description Agent checks: the TCP port of the load agent on each member. */
             agent_port?: number;
-            interval_ms?: number;
-            timeout_ms?: number;
-            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
-            rise?: number;
-            /** @description Failed checks in a row that take a member out. */
-            fall?: number;
             /** @description Interval between checks after a failure, until the state settles; 0 = interval_ms. */
             retry_interval_ms?: number;
             /** @description Layer 4: members start down until a check passes. */
@@ -2088,6 +2088,12 @@ export interface components {
         HealthCheckRequest: {
             pool: number;
             type?: components["schemas"]["HealthCheckTypeEnum"];
+            interval_ms?: number;
+            timeout_ms?: number;
+            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
+            rise?: number;
+            /** @description Failed checks in a row that take a member out. */
+            fall?: number;
             method?: components["schemas"]["MethodEnum"];
             path?: string;
             expected_status?: number;
@@ -2098,12 +2104,6 @@ export interface components {
             expect_body_match?: components["schemas"]["ExpectBodyMatchEnum"];
             /** @description Agent checks: the TCP port of the load agent on each member. */
             agent_port?: number;
-            interval_ms?: number;
-            timeout_ms?: number;
-            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
-            rise?: number;
-            /** @description Failed checks in a row that take a member out. */
-            fall?: number;
             /** @description Interval between checks after a failure, until the state settles; 0 = interval_ms. */
             retry_interval_ms?: number;
             /** @description Layer 4: members start down until a check passes. */
@@ -3154,6 +3154,12 @@ export interface components {
         PatchedHealthCheckRequest: {
             pool?: number;
             type?: components["schemas"]["HealthCheckTypeEnum"];
+            interval_ms?: number;
+            timeout_ms?: number;
+            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
+            rise?: number;
+            /** @description Failed checks in a row that take a member out. */
+            fall?: number;
             method?: components["schemas"]["MethodEnum"];
             path?: string;
             expected_status?: number;
@@ -3164,12 +3170,6 @@ export interface components {
             expect_body_match?: components["schemas"]["ExpectBodyMatchEnum"];
             /** @description Agent checks: the TCP port of the load agent on each member. */
             agent_port?: number;
-            interval_ms?: number;
-            timeout_ms?: number;
-            /** @description Good checks that bring a member back (layer 4: keepalived brings it back after one). */
-            rise?: number;
-            /** @description Failed checks in a row that take a member out. */
-            fall?: number;
             /** @description Interval between checks after a failure, until the state settles; 0 = interval_ms. */
             retry_interval_ms?: number;
             /** @description Layer 4: members start down until a check passes. */
