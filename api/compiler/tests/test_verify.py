@@ -9,7 +9,8 @@ from compiler import VerifyError, render_haproxy, snapshot_from_dict, verify
 from compiler.facts import listeners_clash
 from compiler.snapshot import VirtualService
 from compiler.templating import haproxy_word
-from compiler.verify import _address, _listener_clashes
+from compiler.verify.fields import address_problems
+from compiler.verify.services import listener_clashes
 
 GOOD = {
     "revision": 3,
@@ -164,14 +165,14 @@ def test_listener_clashes_found_by_address_are_every_pair_that_clashes():
                 protocol=rng.choice(["http", "tcp", "udp", "https"]), enabled=True, default_pool="p",
             )
         )  # fmt: skip
-    valid = [s for s in services if not _address(s.vip, "")]
+    valid = [s for s in services if not address_problems(s.vip, "")]
     pairwise = [
         (f"virtual-services/{s.name}/vip", other.name)
         for i, s in enumerate(valid)
         for other in valid[:i]
         if listeners_clash(s, other)
     ]
-    found = [(path, message.split("'")[1]) for path, message in _listener_clashes(services)]
+    found = [(path, message.split("'")[1]) for path, message in listener_clashes(services)]
     assert len(found) > 100 and found == pairwise
 
 
