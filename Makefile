@@ -28,6 +28,7 @@ migrate: db ## apply database migrations
 
 openapi: deps ## regenerate api/openapi.yaml, the console's typed client and the Go client from the code
 	@cd api && ../$(PY) manage.py spectacular --file openapi.yaml --validate --fail-on-warn
+	@cd api && ../$(PY) -m fulcrum.console_catalog openapi.yaml ../webui/src/lib/api/catalog.gen.ts
 	@cd webui && npm run --silent gen:api
 	@$(MAKE) -s -C agents generate
 

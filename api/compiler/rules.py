@@ -7,6 +7,8 @@ meaning to the daemon's parser (no whitespace, quotes, '#', backslash or '$').
 
 import re
 
+from compiler import catalog
+
 NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
 NAME_HELP = "1-63 characters: letters, digits, '_', '.', '-'; starting with a letter or digit."
 
@@ -28,41 +30,23 @@ CHECK_INTERVAL_MS_MIN, CHECK_INTERVAL_MS_MAX = 100, 3_600_000
 # fulcrum-loadd's default ports (agent-check, JSON), as in agents/README.md.
 FEEDBACK_AGENT_PORT, FEEDBACK_HTTP_PORT = 3333, 3334
 
-ALGORITHMS = (
-    "round-robin",
-    "weighted-round-robin",
-    "least-connections",
-    "least-connections-unweighted",
-    "source-hash",
-    "maglev-hash",
-    "shortest-expected-delay",
-    "never-queue",
-    "dynamic-least-load",
-)
-MEMBER_STATES = ("enabled", "drain", "disabled")
-CHECK_TYPES = ("tcp", "http", "https", "agent", "ping", "dns", "script")
+ALGORITHMS = catalog.words(catalog.ALGORITHMS)
+MEMBER_STATES = catalog.words(catalog.MEMBER_STATES)
+CHECK_TYPES = catalog.words(catalog.CHECK_TYPES)
 CHECK_BODY_MATCH = ("string", "regex", "digest")
 
 # --- Layer 7 -----------------------------------------------------------------------------
 
-PROTOCOLS = ("http", "https", "tcp", "udp")
+PROTOCOLS = catalog.words(catalog.PROTOCOLS)
 HTTP_PROTOCOLS = ("http", "https")
 
-HTTP_REUSE = ("never", "safe", "aggressive", "always")
-PROXY_PROTOCOLS = ("none", "v1", "v2")
+HTTP_REUSE = catalog.words(catalog.HTTP_REUSE)
+PROXY_PROTOCOLS = catalog.words(catalog.PROXY_PROTOCOLS)
 TLS_POLICIES = ("modern", "intermediate", "legacy")
 CLIENT_AUTH = ("none", "optional", "required")
 FORWARDED = ("none", "x-forwarded-for", "forwarded", "both")
-PERSISTENCE_TYPES = (
-    "none",
-    "cookie_insert",
-    "cookie_rewrite",
-    "cookie_prefix",
-    "app_cookie",
-    "source",
-    "ssl_session_id",
-    "header",
-)
+PERSISTENCE_TYPES = catalog.words(catalog.PERSISTENCE_TYPES)
+IPVS_PERSISTENCE = catalog.words(catalog.PERSISTENCE_TYPES, catalog.IPVS)  # by source address
 # Which persistence works on which listener: SSL session IDs are read from the TLS
 # handshake in TCP mode, everything else needs HTTP.
 PERSISTENCE_TCP = ("none", "source", "ssl_session_id")
@@ -168,13 +152,13 @@ BODY_MAX = 2**40
 
 # How a service forwards: "proxy" is HAProxy (layer 7, or TCP proxying); the others are
 # IPVS forwarding methods (masquerading, direct routing, IP-in-IP tunnelling).
-FORWARDING = ("proxy", "nat", "direct-routing", "tunnel")
-IPVS_FORWARDING = FORWARDING[1:]
+FORWARDING = catalog.words(catalog.FORWARDING)
+IPVS_FORWARDING = catalog.words(catalog.FORWARDING, catalog.IPVS)
 MEMBER_FORWARDING = ("",) + IPVS_FORWARDING  # "" = the service's method
 L4_PROTOCOLS = ("tcp", "udp")
-ON_FAILURE = ("remove", "quiesce")  # a failed real server leaves IPVS, or stays with weight 0
-IPVS_CHECK_TYPES = ("tcp", "http", "https", "ping", "dns", "script")
-PROXY_CHECK_TYPES = ("tcp", "http", "https", "agent", "ping")
+ON_FAILURE = catalog.words(catalog.ON_FAILURE)  # a failed real server leaves IPVS, or stays with weight 0
+IPVS_CHECK_TYPES = catalog.words(catalog.CHECK_TYPES, catalog.IPVS)
+PROXY_CHECK_TYPES = catalog.words(catalog.CHECK_TYPES, catalog.PROXY)
 IPVS_WEIGHT_MAX = 65535
 DNS_TYPES = ("A", "AAAA", "CNAME", "MX", "NS", "SOA", "TXT")
 DNS_NAME_RE = re.compile(
@@ -232,3 +216,35 @@ HA_RUN_DIR = "/run/fulcrum-agent"
 # HAProxy peers: stick tables (persistence) replicated between the nodes.
 PEERS_PORT = 10000
 PEERS_SECTION = "fulcrum"
+
+
+# The patterns above the console checks fields with before it sends them, by name.
+CONSOLE_PATTERNS = (
+    "NAME",
+    "HTTP_PATH",
+    "HOST",
+    "FIELD_NAME",
+    "TEXT",
+    "MIME_TYPE",
+    "REDIRECT",
+    "SNI",
+    "INTERFACE",
+    "DNS_NAME",
+    "DIGEST",
+    "CHECK_SCRIPT",
+    "VRRP_PASSWORD",
+    "KEEPALIVED_TEXT",
+    "PATH_PATTERN",
+    "EXTENSION",
+)
+
+
+def exported_patterns():
+    """{NAME: {pattern, help}} of CONSOLE_PATTERNS, as ECMAScript patterns: Python's \\A and
+    \\Z anchors are JavaScript's ^ and $ (without the multiline flag); the rest is written in
+    the syntax both share."""
+    out = {}
+    for name in CONSOLE_PATTERNS:
+        source = re.sub(r"(?<!\\)\\A", "^", globals()[f"{name}_RE"].pattern)
+        out[name] = {"pattern": re.sub(r"(?<!\\)\\Z", "$", source), "help": globals().get(f"{name}_HELP", "")}
+    return out

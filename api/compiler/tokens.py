@@ -1,30 +1,14 @@
-"""The one table from API words to HAProxy tokens."""
+"""API words to daemon tokens: the tables made from compiler.catalog, and the daemons' own
+sets and presets."""
 
-HAPROXY_BALANCE = {
-    "round-robin": "roundrobin",
-    "weighted-round-robin": "roundrobin",
-    "least-connections": "leastconn",
-    "source-hash": "source",
-    # DLLC for HAProxy: fulcrum-loadd's agent-check sets each server's weight to a share
-    # inversely proportional to its load, so leastconn's connections / weight is DLLC's
-    # connections * load / weight (agents/internal/dllc).
-    "dynamic-least-load": "leastconn",
-}
+from compiler import catalog
+
+HAPROXY_BALANCE = catalog.tokens(catalog.ALGORITHMS, "haproxy")
 
 # IPVS schedulers (ip_vs_<name> kernel modules). ``dllc`` is Fulcrum's own module, which
 # keepalived does not know: keepalived.conf names KEEPALIVED_FALLBACK instead and the node
 # agent sets the kernel scheduler itself (see keepalived.d/ipvs.json).
-IPVS_SCHEDULER = {
-    "round-robin": "rr",
-    "weighted-round-robin": "wrr",
-    "least-connections": "wlc",
-    "least-connections-unweighted": "lc",
-    "source-hash": "sh",
-    "maglev-hash": "mh",
-    "shortest-expected-delay": "sed",
-    "never-queue": "nq",
-    "dynamic-least-load": "dllc",
-}
+IPVS_SCHEDULER = catalog.tokens(catalog.ALGORITHMS, "ipvs")
 KEEPALIVED_SCHEDULERS = frozenset(
     {"rr", "wrr", "lc", "wlc", "lblc", "sh", "mh", "dh", "fo", "ovf", "lblcr", "sed", "nq"}
 )
@@ -32,7 +16,7 @@ KEEPALIVED_FALLBACK = "wlc"
 HASH_SCHEDULERS = frozenset({"sh", "mh"})  # take the port / fallback flags
 
 # keepalived's words for the forwarding methods.
-IPVS_METHOD = {"nat": "NAT", "direct-routing": "DR", "tunnel": "TUN"}
+IPVS_METHOD = catalog.tokens(catalog.FORWARDING, "ipvs")
 
 # Plain round robin ignores operator weights (as F5's "Round Robin" ignores ratios);
 # every other algorithm honours them.

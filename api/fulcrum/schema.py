@@ -13,7 +13,7 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.settings import spectacular_settings
 
-from compiler import rules
+from compiler import catalog, rules
 
 ERROR = "Error"
 ERROR_REF = {"$ref": f"#/components/schemas/{ERROR}"}
@@ -160,3 +160,11 @@ class StrictSerializerExtension(OpenApiSerializerExtension):
         if direction == "request" and not self.target.ignore_unknown:
             schema["additionalProperties"] = False
         return schema
+
+
+def declare_catalog(result, generator, **kwargs):
+    """drf-spectacular postprocessing hook: the catalogue of choices (compiler.catalog: words,
+    labels, layers) and the console's field patterns (compiler.rules), as ``x-fulcrum-catalog``,
+    from which ``make openapi`` writes the console's module (fulcrum.console_catalog)."""
+    result["x-fulcrum-catalog"] = {"choices": catalog.exported(), "patterns": rules.exported_patterns()}
+    return result

@@ -238,6 +238,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "fulcrum.schema.declare_error_responses",
+        "fulcrum.schema.declare_catalog",
     ],
 }
 

@@ -1,50 +1,21 @@
-"""Choice lists for the services app; the words come from compiler.rules."""
+"""Choice lists for the services app, made from compiler.catalog (words and labels)."""
 
 from django.db import models
 
-from compiler import rules
+from compiler import catalog, rules
 
 
-class Protocol(models.TextChoices):
-    HTTP = "http", "HTTP (layer 7)"
-    HTTPS = "https", "HTTPS (TLS offload, layer 7)"
-    TCP = "tcp", "TCP (HAProxy TCP proxy, or layer 4 with IPVS forwarding)"
-    UDP = "udp", "UDP (layer 4, IPVS forwarding only)"
+def _text_choices(name, choices):
+    """A TextChoices class of the catalogue's ``choices``: members named after the words
+    (``round-robin`` is ``ROUND_ROBIN``), labelled as the catalogue says."""
+    return models.TextChoices(name, [(c.word.upper().replace("-", "_"), (c.word, c.label)) for c in choices])
 
 
-class Algorithm(models.TextChoices):
-    ROUND_ROBIN = "round-robin", "Round robin (weights ignored)"
-    WEIGHTED_ROUND_ROBIN = "weighted-round-robin", "Weighted round robin"
-    LEAST_CONNECTIONS = "least-connections", "Least connections (weighted)"
-    LEAST_CONNECTIONS_UNWEIGHTED = "least-connections-unweighted", "Least connections, weights ignored (layer 4)"
-    SOURCE_HASH = "source-hash", "Source address hash"
-    MAGLEV_HASH = "maglev-hash", "Maglev consistent hash (layer 4)"
-    SHORTEST_EXPECTED_DELAY = "shortest-expected-delay", "Shortest expected delay (layer 4)"
-    NEVER_QUEUE = "never-queue", "Never queue (layer 4)"
-    DYNAMIC_LEAST_LOAD = "dynamic-least-load", "Dynamic least load and connection, DLLC"
-
-
-class MemberState(models.TextChoices):
-    ENABLED = "enabled", "Enabled"
-    DRAIN = "drain", "Drain (no new connections, sessions kept)"
-    DISABLED = "disabled", "Disabled (maintenance)"
-
-
-class CheckType(models.TextChoices):
-    TCP = "tcp", "TCP connect"
-    HTTP = "http", "HTTP request"
-    HTTPS = "https", "HTTPS request"
-    AGENT = "agent", "Agent check (load agent on the member)"
-    PING = "ping", "Ping (ICMP echo)"
-    DNS = "dns", "DNS query (layer 4)"
-    SCRIPT = "script", "Script on the balancer (layer 4)"
-
-
-class Forwarding(models.TextChoices):
-    PROXY = "proxy", "Proxy (HAProxy)"
-    NAT = "nat", "NAT (IPVS masquerading; replies return through the balancer)"
-    DIRECT_ROUTING = "direct-routing", "Direct routing (IPVS; same network, VIP on the servers' loopback)"
-    TUNNEL = "tunnel", "IP-in-IP tunnel (IPVS; VIP on the servers' tunl0)"
+Protocol = _text_choices("Protocol", catalog.PROTOCOLS)
+Algorithm = _text_choices("Algorithm", catalog.ALGORITHMS)
+MemberState = _text_choices("MemberState", catalog.MEMBER_STATES)
+CheckType = _text_choices("CheckType", catalog.CHECK_TYPES)
+Forwarding = _text_choices("Forwarding", catalog.FORWARDING)
 
 
 def choices(words, labels=None):

@@ -3,7 +3,7 @@
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from compiler import rules
+from compiler import catalog, rules
 from fulcrum import validators as v
 from fulcrum.concurrency import version_field
 from services.choices import MEMBER_FORWARDING, Algorithm, CheckType, Forwarding, MemberState, Protocol, choices
@@ -29,7 +29,7 @@ class Pool(models.Model):
     )
     http_reuse = models.CharField(
         max_length=16,
-        choices=choices(rules.HTTP_REUSE),
+        choices=catalog.labels(catalog.HTTP_REUSE),
         default="safe",
         help_text="Which requests may reuse an idle server connection opened for another client.",
     )
@@ -59,7 +59,7 @@ class Pool(models.Model):
         validators=[v.validate_sni],
         help_text="SNI sent to members: empty for none, a host name, or @host for the client's Host.",
     )
-    proxy_protocol = models.CharField(max_length=4, choices=choices(rules.PROXY_PROTOCOLS), default="none")
+    proxy_protocol = models.CharField(max_length=4, choices=catalog.labels(catalog.PROXY_PROTOCOLS), default="none")
     connect_timeout_ms = models.PositiveIntegerField(default=5000, validators=v.timeout_validators)
     server_timeout_ms = models.PositiveIntegerField(default=30000, validators=v.timeout_validators)
     queue_timeout_ms = models.PositiveIntegerField(default=30000, validators=v.timeout_validators)
@@ -77,7 +77,7 @@ class Pool(models.Model):
     )
     on_failure = models.CharField(
         max_length=8,
-        choices=choices(rules.ON_FAILURE, {"quiesce": "Quiesce (weight 0, connections kept)"}),
+        choices=catalog.labels(catalog.ON_FAILURE),
         default="remove",
         help_text="Layer 4: what a failed health check does to a member.",
     )

@@ -1342,7 +1342,7 @@ type AgentTelemetryRequest struct {
 // * `maglev-hash` - Maglev consistent hash (layer 4)
 // * `shortest-expected-delay` - Shortest expected delay (layer 4)
 // * `never-queue` - Never queue (layer 4)
-// * `dynamic-least-load` - Dynamic least load and connection, DLLC
+// * `dynamic-least-load` - Dynamic least load and connection (DLLC)
 type AlgorithmEnum string
 
 // ApiToken A named API token; the secret is only in the answer that creates it.
@@ -2360,7 +2360,7 @@ type HealthReportRequest struct {
 type HealthStatusEnum string
 
 // HttpReuseEnum * `never` - Never
-// * `safe` - Safe
+// * `safe` - Safe (first request of a client on its own)
 // * `aggressive` - Aggressive
 // * `always` - Always
 type HttpReuseEnum string
@@ -3016,7 +3016,7 @@ type ObjectChange struct {
 	Path string `json:"path"`
 }
 
-// OnFailureEnum * `remove` - Remove
+// OnFailureEnum * `remove` - Remove the member
 // * `quiesce` - Quiesce (weight 0, connections kept)
 type OnFailureEnum string
 
@@ -3578,7 +3578,7 @@ type PatchedPoolRequest struct {
 	// * `maglev-hash` - Maglev consistent hash (layer 4)
 	// * `shortest-expected-delay` - Shortest expected delay (layer 4)
 	// * `never-queue` - Never queue (layer 4)
-	// * `dynamic-least-load` - Dynamic least load and connection, DLLC
+	// * `dynamic-least-load` - Dynamic least load and connection (DLLC)
 	Algorithm        *AlgorithmEnum `json:"algorithm,omitempty"`
 	ConnectTimeoutMs *int           `json:"connect_timeout_ms,omitempty"`
 	Description      *string        `json:"description,omitempty"`
@@ -3601,7 +3601,7 @@ type PatchedPoolRequest struct {
 	// HttpReuse Which requests may reuse an idle server connection opened for another client.
 	//
 	// * `never` - Never
-	// * `safe` - Safe
+	// * `safe` - Safe (first request of a client on its own)
 	// * `aggressive` - Aggressive
 	// * `always` - Always
 	HttpReuse *HttpReuseEnum `json:"http_reuse,omitempty"`
@@ -3612,7 +3612,7 @@ type PatchedPoolRequest struct {
 
 	// OnFailure Layer 4: what a failed health check does to a member.
 	//
-	// * `remove` - Remove
+	// * `remove` - Remove the member
 	// * `quiesce` - Quiesce (weight 0, connections kept)
 	OnFailure *OnFailureEnum `json:"on_failure,omitempty"`
 
@@ -3626,8 +3626,8 @@ type PatchedPoolRequest struct {
 	PoolPurgeDelayMs *int `json:"pool_purge_delay_ms,omitempty"`
 
 	// ProxyProtocol * `none` - None
-	// * `v1` - V1
-	// * `v2` - V2
+	// * `v1` - PROXY protocol v1 (text)
+	// * `v2` - PROXY protocol v2 (binary)
 	ProxyProtocol   *ProxyProtocolEnum `json:"proxy_protocol,omitempty"`
 	QueueTimeoutMs  *int               `json:"queue_timeout_ms,omitempty"`
 	ServerTimeoutMs *int               `json:"server_timeout_ms,omitempty"`
@@ -3850,14 +3850,14 @@ type PersistenceRequest struct {
 	Type           *PersistenceTypeEnum `json:"type,omitempty"`
 }
 
-// PersistenceTypeEnum * `none` - none
-// * `cookie_insert` - cookie_insert
-// * `cookie_rewrite` - cookie_rewrite
-// * `cookie_prefix` - cookie_prefix
-// * `app_cookie` - app_cookie
-// * `source` - source
-// * `ssl_session_id` - ssl_session_id
-// * `header` - header
+// PersistenceTypeEnum * `none` - None
+// * `cookie_insert` - Cookie inserted by the balancer
+// * `cookie_rewrite` - Rewrite the application's cookie
+// * `cookie_prefix` - Prefix the application's cookie
+// * `app_cookie` - Learn the application's session cookie
+// * `source` - Client source address
+// * `ssl_session_id` - TLS session ID (TCP services)
+// * `header` - Request header
 type PersistenceTypeEnum string
 
 // Point defines model for Point.
@@ -3884,7 +3884,7 @@ type Pool struct {
 	// * `maglev-hash` - Maglev consistent hash (layer 4)
 	// * `shortest-expected-delay` - Shortest expected delay (layer 4)
 	// * `never-queue` - Never queue (layer 4)
-	// * `dynamic-least-load` - Dynamic least load and connection, DLLC
+	// * `dynamic-least-load` - Dynamic least load and connection (DLLC)
 	Algorithm        *AlgorithmEnum `json:"algorithm,omitempty"`
 	ConnectTimeoutMs *int           `json:"connect_timeout_ms,omitempty"`
 	Description      *string        `json:"description,omitempty"`
@@ -3908,7 +3908,7 @@ type Pool struct {
 	// HttpReuse Which requests may reuse an idle server connection opened for another client.
 	//
 	// * `never` - Never
-	// * `safe` - Safe
+	// * `safe` - Safe (first request of a client on its own)
 	// * `aggressive` - Aggressive
 	// * `always` - Always
 	HttpReuse *HttpReuseEnum `json:"http_reuse,omitempty"`
@@ -3921,7 +3921,7 @@ type Pool struct {
 
 	// OnFailure Layer 4: what a failed health check does to a member.
 	//
-	// * `remove` - Remove
+	// * `remove` - Remove the member
 	// * `quiesce` - Quiesce (weight 0, connections kept)
 	OnFailure *OnFailureEnum `json:"on_failure,omitempty"`
 
@@ -3935,8 +3935,8 @@ type Pool struct {
 	PoolPurgeDelayMs *int `json:"pool_purge_delay_ms,omitempty"`
 
 	// ProxyProtocol * `none` - None
-	// * `v1` - V1
-	// * `v2` - V2
+	// * `v1` - PROXY protocol v1 (text)
+	// * `v2` - PROXY protocol v2 (binary)
 	ProxyProtocol   *ProxyProtocolEnum `json:"proxy_protocol,omitempty"`
 	QueueTimeoutMs  *int               `json:"queue_timeout_ms,omitempty"`
 	ServerTimeoutMs *int               `json:"server_timeout_ms,omitempty"`
@@ -3978,7 +3978,7 @@ type PoolRequest struct {
 	// * `maglev-hash` - Maglev consistent hash (layer 4)
 	// * `shortest-expected-delay` - Shortest expected delay (layer 4)
 	// * `never-queue` - Never queue (layer 4)
-	// * `dynamic-least-load` - Dynamic least load and connection, DLLC
+	// * `dynamic-least-load` - Dynamic least load and connection (DLLC)
 	Algorithm        *AlgorithmEnum `json:"algorithm,omitempty"`
 	ConnectTimeoutMs *int           `json:"connect_timeout_ms,omitempty"`
 	Description      *string        `json:"description,omitempty"`
@@ -4001,7 +4001,7 @@ type PoolRequest struct {
 	// HttpReuse Which requests may reuse an idle server connection opened for another client.
 	//
 	// * `never` - Never
-	// * `safe` - Safe
+	// * `safe` - Safe (first request of a client on its own)
 	// * `aggressive` - Aggressive
 	// * `always` - Always
 	HttpReuse *HttpReuseEnum `json:"http_reuse,omitempty"`
@@ -4012,7 +4012,7 @@ type PoolRequest struct {
 
 	// OnFailure Layer 4: what a failed health check does to a member.
 	//
-	// * `remove` - Remove
+	// * `remove` - Remove the member
 	// * `quiesce` - Quiesce (weight 0, connections kept)
 	OnFailure *OnFailureEnum `json:"on_failure,omitempty"`
 
@@ -4026,8 +4026,8 @@ type PoolRequest struct {
 	PoolPurgeDelayMs *int `json:"pool_purge_delay_ms,omitempty"`
 
 	// ProxyProtocol * `none` - None
-	// * `v1` - V1
-	// * `v2` - V2
+	// * `v1` - PROXY protocol v1 (text)
+	// * `v2` - PROXY protocol v2 (binary)
 	ProxyProtocol   *ProxyProtocolEnum `json:"proxy_protocol,omitempty"`
 	QueueTimeoutMs  *int               `json:"queue_timeout_ms,omitempty"`
 	ServerTimeoutMs *int               `json:"server_timeout_ms,omitempty"`
@@ -4066,8 +4066,8 @@ type PoolRequest_TlsSni struct {
 type ProtocolEnum string
 
 // ProxyProtocolEnum * `none` - None
-// * `v1` - V1
-// * `v2` - V2
+// * `v1` - PROXY protocol v1 (text)
+// * `v2` - PROXY protocol v2 (binary)
 type ProxyProtocolEnum string
 
 // PublishError defines model for PublishError.

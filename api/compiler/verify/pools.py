@@ -201,8 +201,9 @@ def _verify_ipvs_pool(pool, snap, path):
     scheduler = IPVS_SCHEDULER.get(pool.algorithm)
     if (pool.hash_port or pool.hash_fallback) and scheduler not in HASH_SCHEDULERS:
         problems.append((f"{path}/algorithm", "hash_port and hash_fallback need source-hash or maglev-hash"))
-    if pool.persistence.type not in ("none", "source"):
-        problems.append((f"{path}/persistence/type", "IPVS persistence is by source address: none or source"))
+    if pool.persistence.type not in rules.IPVS_PERSISTENCE:
+        allowed = " or ".join(rules.IPVS_PERSISTENCE)
+        problems.append((f"{path}/persistence/type", f"IPVS persistence is by source address: {allowed}"))
     proxy_only = {
         "tls": pool.tls,
         "proxy_protocol": pool.proxy_protocol != "none",

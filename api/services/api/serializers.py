@@ -12,7 +12,7 @@ from django.db.models import F
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from compiler import VerifyError, rules, snapshot_from_dict, verify
+from compiler import VerifyError, catalog, rules, snapshot_from_dict, verify
 from compiler.advice import service_warnings
 from compiler.facts import listeners_clash, transport
 from compiler.verify import port_end_problems as verify_port_end
@@ -212,7 +212,7 @@ class MemberRuntimeResultSerializer(serializers.Serializer):
 class PersistenceSerializer(StrictSerializer):
     """How a client keeps its server. Fields that do not apply to ``type`` are ignored."""
 
-    type = serializers.ChoiceField(choices=rules.PERSISTENCE_TYPES, default="none")
+    type = serializers.ChoiceField(choices=catalog.labels(catalog.PERSISTENCE_TYPES), default="none")
     cookie_name = serializers.CharField(max_length=64, default="SERVERID")
     indirect = serializers.BooleanField(default=True)
     nocache = serializers.BooleanField(default=True)

@@ -1,13 +1,14 @@
 import { z } from 'zod';
+import { PATTERNS } from '@/lib/api/catalog.gen';
 
-// The API's input rules (api/compiler/rules.py), repeated here so mistakes show before a
-// round trip. The server stays the authority: its messages land on the same fields.
+// The API's input rules (api/compiler/rules.py): the patterns and their help come from the
+// schema (lib/api/catalog.gen.ts), so mistakes show before a round trip. The server stays
+// the authority: its messages land on the same fields.
 
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
-export const NAME_HELP = "1-63 letters, digits, '_', '.' or '-', starting with a letter or digit.";
-export const HTTP_PATH_PATTERN = /^\/[A-Za-z0-9._~!&()*+,;=:@%/?-]{0,1023}$/;
-export const HOST_PATTERN =
-  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+export const NAME_PATTERN = PATTERNS.NAME.pattern;
+export const NAME_HELP = PATTERNS.NAME.help;
+export const HTTP_PATH_PATTERN = PATTERNS.HTTP_PATH.pattern;
+export const HOST_PATTERN = PATTERNS.HOST.pattern;
 
 export const objectName = z
   .string()
@@ -40,16 +41,15 @@ export const description = z.string().max(200, 'At most 200 characters.');
 // --- layer 7 -----------------------------------------------------------------------------
 
 /** Header, cookie and query-parameter names (compiler rules.FIELD_NAME_RE). */
-export const FIELD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-export const FIELD_NAME_HELP = "1-64 letters, digits, '_', '.' or '-'.";
+export const FIELD_NAME_PATTERN = PATTERNS.FIELD_NAME.pattern;
+export const FIELD_NAME_HELP = PATTERNS.FIELD_NAME.help;
 /** A value matched against requests or written into a header: printable ASCII without '. */
-export const TEXT_PATTERN = /^[\x20-\x26\x28-\x7e]{1,1024}$/;
-export const TEXT_HELP = "Printable ASCII, no single quote (') and no line breaks.";
-export const MIME_TYPE_PATTERN = /^[a-z0-9][a-z0-9.+-]*\/[a-z0-9*][a-z0-9.+*-]*$/;
-export const REDIRECT_PATTERN =
-  /^(https?:\/\/[A-Za-z0-9.:[\]-]+)?\/[A-Za-z0-9._~!&()*+,;=:@%/?-]{0,1023}$|^https?:\/\/[A-Za-z0-9.:[\]-]+$/;
-export const REDIRECT_HELP = 'An absolute URL (https://example.com/path) or a path (/new).';
-export const SNI_PATTERN = /^(@host|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/;
+export const TEXT_PATTERN = PATTERNS.TEXT.pattern;
+export const TEXT_HELP = PATTERNS.TEXT.help;
+export const MIME_TYPE_PATTERN = PATTERNS.MIME_TYPE.pattern;
+export const REDIRECT_PATTERN = PATTERNS.REDIRECT.pattern;
+export const REDIRECT_HELP = PATTERNS.REDIRECT.help;
+export const SNI_PATTERN = PATTERNS.SNI.pattern;
 
 /** The entries of a one-per-line textarea: trimmed, blank lines left out. */
 export function splitLines(text: string): string[] {
@@ -87,18 +87,16 @@ export function timeoutMs(label: string) {
 // --- layer 4 (IPVS through keepalived) ---------------------------------------------------
 
 /** A network interface name (compiler rules.INTERFACE_RE). */
-export const INTERFACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}$/;
-export const INTERFACE_HELP = 'A network interface name such as eth1 (1-15 characters).';
+export const INTERFACE_PATTERN = PATTERNS.INTERFACE.pattern;
+export const INTERFACE_HELP = PATTERNS.INTERFACE.help;
 /** A name a DNS check asks for, or '.' (compiler rules.DNS_NAME_RE). */
-export const DNS_NAME_PATTERN = /^(\.|(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,62}))*\.?)$/;
+export const DNS_NAME_PATTERN = PATTERNS.DNS_NAME.pattern;
 /** The MD5 of a page, as keepalived's HTTP check compares it (compiler rules.DIGEST_RE). */
-export const DIGEST_PATTERN = /^[0-9a-f]{32}$/;
-export const DIGEST_HELP = 'The MD5 of the page as 32 lower-case hex digits (md5sum of the body, or keepalived’s genhash).';
+export const DIGEST_PATTERN = PATTERNS.DIGEST.pattern;
+export const DIGEST_HELP = PATTERNS.DIGEST.help;
 /** A vetted check program and plain arguments (compiler rules.CHECK_SCRIPT_RE). */
-export const CHECK_SCRIPT_PATTERN =
-  /^(\/etc\/fulcrum\/checks\/|\/usr\/lib\/fulcrum\/checks\/)[A-Za-z0-9][A-Za-z0-9_.-]{0,127}( [A-Za-z0-9_.,:=@%+/-]{1,128}){0,16}$/;
-export const CHECK_SCRIPT_HELP =
-  'A program under /etc/fulcrum/checks/ or /usr/lib/fulcrum/checks/ and up to 16 plain arguments (letters, digits and _ . , : = @ % + / -), separated by single spaces.';
+export const CHECK_SCRIPT_PATTERN = PATTERNS.CHECK_SCRIPT.pattern;
+export const CHECK_SCRIPT_HELP = PATTERNS.CHECK_SCRIPT.help;
 
 /** A multicast address: IPv4 224.0.0.0/4 or IPv6 ff00::/8. */
 export function isMulticast(value: string): boolean {

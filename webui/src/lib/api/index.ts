@@ -2,6 +2,7 @@ import type { components } from './schema';
 
 export { api, readCookie, setSignedOutHandler } from './client';
 export { listAll } from './paginate';
+export { type CatalogChoice, CHOICES, type Layer, PATTERNS, VALUES } from './catalog.gen';
 export {
   ApiError,
   describeSubPath,

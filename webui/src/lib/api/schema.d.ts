@@ -1481,7 +1481,7 @@ export interface components {
          *     * `maglev-hash` - Maglev consistent hash (layer 4)
          *     * `shortest-expected-delay` - Shortest expected delay (layer 4)
          *     * `never-queue` - Never queue (layer 4)
-         *     * `dynamic-least-load` - Dynamic least load and connection, DLLC
+         *     * `dynamic-least-load` - Dynamic least load and connection (DLLC)
          * @enum {string}
          */
         AlgorithmEnum: "round-robin" | "weighted-round-robin" | "least-connections" | "least-connections-unweighted" | "source-hash" | "maglev-hash" | "shortest-expected-delay" | "never-queue" | "dynamic-least-load";
@@ -2194,7 +2194,7 @@ export interface components {
         HealthStatusEnum: "up" | "down" | "drain" | "maint" | "unchecked";
         /**
          * @description * `never` - Never
-         *     * `safe` - Safe
+         *     * `safe` - Safe (first request of a client on its own)
          *     * `aggressive` - Aggressive
          *     * `always` - Always
          * @enum {string}
@@ -2766,7 +2766,7 @@ export interface components {
             fields: components["schemas"]["FieldChange"][];
         };
         /**
-         * @description * `remove` - Remove
+         * @description * `remove` - Remove the member
          *     * `quiesce` - Quiesce (weight 0, connections kept)
          * @enum {string}
          */
@@ -3253,7 +3253,7 @@ export interface components {
              * @description Which requests may reuse an idle server connection opened for another client.
              *
              *     * `never` - Never
-             *     * `safe` - Safe
+             *     * `safe` - Safe (first request of a client on its own)
              *     * `aggressive` - Aggressive
              *     * `always` - Always
              */
@@ -3283,7 +3283,7 @@ export interface components {
             /**
              * @description Layer 4: what a failed health check does to a member.
              *
-             *     * `remove` - Remove
+             *     * `remove` - Remove the member
              *     * `quiesce` - Quiesce (weight 0, connections kept)
              */
             on_failure?: components["schemas"]["OnFailureEnum"];
@@ -3461,14 +3461,14 @@ export interface components {
             fallback_source: boolean;
         };
         /**
-         * @description * `none` - none
-         *     * `cookie_insert` - cookie_insert
-         *     * `cookie_rewrite` - cookie_rewrite
-         *     * `cookie_prefix` - cookie_prefix
-         *     * `app_cookie` - app_cookie
-         *     * `source` - source
-         *     * `ssl_session_id` - ssl_session_id
-         *     * `header` - header
+         * @description * `none` - None
+         *     * `cookie_insert` - Cookie inserted by the balancer
+         *     * `cookie_rewrite` - Rewrite the application's cookie
+         *     * `cookie_prefix` - Prefix the application's cookie
+         *     * `app_cookie` - Learn the application's session cookie
+         *     * `source` - Client source address
+         *     * `ssl_session_id` - TLS session ID (TCP services)
+         *     * `header` - Request header
          * @enum {string}
          */
         PersistenceTypeEnum: "none" | "cookie_insert" | "cookie_rewrite" | "cookie_prefix" | "app_cookie" | "source" | "ssl_session_id" | "header";
@@ -3500,7 +3500,7 @@ export interface components {
              * @description Which requests may reuse an idle server connection opened for another client.
              *
              *     * `never` - Never
-             *     * `safe` - Safe
+             *     * `safe` - Safe (first request of a client on its own)
              *     * `aggressive` - Aggressive
              *     * `always` - Always
              */
@@ -3530,7 +3530,7 @@ export interface components {
             /**
              * @description Layer 4: what a failed health check does to a member.
              *
-             *     * `remove` - Remove
+             *     * `remove` - Remove the member
              *     * `quiesce` - Quiesce (weight 0, connections kept)
              */
             on_failure?: components["schemas"]["OnFailureEnum"];
@@ -3555,7 +3555,7 @@ export interface components {
              * @description Which requests may reuse an idle server connection opened for another client.
              *
              *     * `never` - Never
-             *     * `safe` - Safe
+             *     * `safe` - Safe (first request of a client on its own)
              *     * `aggressive` - Aggressive
              *     * `always` - Always
              */
@@ -3585,7 +3585,7 @@ export interface components {
             /**
              * @description Layer 4: what a failed health check does to a member.
              *
-             *     * `remove` - Remove
+             *     * `remove` - Remove the member
              *     * `quiesce` - Quiesce (weight 0, connections kept)
              */
             on_failure?: components["schemas"]["OnFailureEnum"];
@@ -3608,8 +3608,8 @@ export interface components {
         ProtocolEnum: "http" | "https" | "tcp" | "udp";
         /**
          * @description * `none` - None
-         *     * `v1` - V1
-         *     * `v2` - V2
+         *     * `v1` - PROXY protocol v1 (text)
+         *     * `v2` - PROXY protocol v2 (binary)
          * @enum {string}
          */
         ProxyProtocolEnum: "none" | "v1" | "v2";

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Schemas } from '@/lib/api';
+import { PATTERNS, type Schemas } from '@/lib/api';
 import { INTERFACE_HELP, INTERFACE_PATTERN, isAddressOrCidr, joinLines, objectName, splitLines, wholeNumber } from '@/lib/validation';
 
 export type HaGroup = Schemas['HaGroup'];
@@ -27,8 +27,8 @@ const ADVERT = {
     refusal: 'VRRPv2 counts whole seconds, from 1000 to 255000 ms; use version 3 for sub-second adverts.',
   },
 } as const;
-const PASSWORD_PATTERN = /^[A-Za-z0-9_.:@-]{1,8}$/;
-export const PASSWORD_HELP = '1-8 characters: letters, digits and _ . : @ -';
+const PASSWORD_PATTERN = PATTERNS.VRRP_PASSWORD.pattern;
+export const PASSWORD_HELP = PATTERNS.VRRP_PASSWORD.help;
 const VIPS_MAX = 64;
 const TRACK_INTERFACES_MAX = 16;
 

@@ -103,7 +103,7 @@ describe('HealthCheckForm', () => {
       expect(screen.getByRole('checkbox', { name: 'Start members down' })).toBeInTheDocument();
       unmount();
       renderForm(undefined, 'proxy');
-      expect(typeValues()).toEqual(['tcp', 'http', 'https', 'ping', 'agent']);
+      expect(typeValues()).toEqual(['tcp', 'http', 'https', 'agent', 'ping']);
       expect(screen.queryByRole('checkbox', { name: /Start members down/ })).not.toBeInTheDocument();
     });
 

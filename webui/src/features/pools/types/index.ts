@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Schemas } from '@/lib/api';
+import { CHOICES, type Schemas, VALUES } from '@/lib/api';
 import {
   CHECK_SCRIPT_HELP,
   CHECK_SCRIPT_PATTERN,
@@ -21,7 +21,7 @@ import {
   weight,
   wholeNumber,
 } from '@/lib/validation';
-import { choicesFor, type LayerChoice, type PoolLayer } from './layer';
+import { choicesFor, type LayerChoice, layerChoices, type PoolLayer } from './layer';
 
 export * from './layer';
 
@@ -34,17 +34,7 @@ export type HealthCheck = Schemas['HealthCheck'];
 export type HealthCheckRequest = Schemas['HealthCheckRequest'];
 export type Algorithm = Schemas['AlgorithmEnum'];
 
-export const ALGORITHMS: readonly LayerChoice<Algorithm>[] = [
-  { value: 'round-robin', label: 'Round robin (weights ignored)' },
-  { value: 'weighted-round-robin', label: 'Weighted round robin' },
-  { value: 'least-connections', label: 'Least connections (weighted)' },
-  { value: 'source-hash', label: 'Source address hash' },
-  { value: 'least-connections-unweighted', label: 'Least connections, weights ignored (layer 4)', only: 'ipvs' },
-  { value: 'maglev-hash', label: 'Maglev consistent hash (layer 4)', only: 'ipvs' },
-  { value: 'shortest-expected-delay', label: 'Shortest expected delay (layer 4)', only: 'ipvs' },
-  { value: 'never-queue', label: 'Never queue (layer 4)', only: 'ipvs' },
-  { value: 'dynamic-least-load', label: 'Dynamic least load and connection (DLLC)' },
-];
+export const ALGORITHMS: readonly LayerChoice<Algorithm>[] = layerChoices(CHOICES.algorithm);
 
 /** DLLC reads each member's load from fulcrum-loadd, which must run on every member. */
 export const usesFeedback = (algorithm: Algorithm) => algorithm === 'dynamic-least-load';
@@ -52,10 +42,7 @@ export const usesFeedback = (algorithm: Algorithm) => algorithm === 'dynamic-lea
 /** The algorithms that hash the client: IPVS can hash its port too and fall back when the member is out. */
 export const HASH_ALGORITHMS: readonly Algorithm[] = ['source-hash', 'maglev-hash'];
 
-export const ON_FAILURE = [
-  { value: 'remove', label: 'Remove the member' },
-  { value: 'quiesce', label: 'Quiesce: weight 0, its connections kept' },
-] as const;
+export const ON_FAILURE = CHOICES.on_failure;
 
 export const algorithmChoices = (layer: PoolLayer) => choicesFor(ALGORITHMS, layer);
 
@@ -75,16 +62,7 @@ export type PersistenceType = Schemas['PersistenceTypeEnum'];
 /** What the pool form needs to know about a certificate to offer it as a CA. */
 export type CertificateChoice = Pick<Schemas['Certificate'], 'id' | 'name' | 'is_ca'>;
 
-export const PERSISTENCE_TYPES: readonly LayerChoice<PersistenceType>[] = [
-  { value: 'none', label: 'None' },
-  { value: 'cookie_insert', label: 'Cookie inserted by the balancer', only: 'proxy' },
-  { value: 'cookie_rewrite', label: "Rewrite the application's cookie", only: 'proxy' },
-  { value: 'cookie_prefix', label: "Prefix the application's cookie", only: 'proxy' },
-  { value: 'app_cookie', label: "Learn the application's session cookie", only: 'proxy' },
-  { value: 'source', label: 'Client source address' },
-  { value: 'ssl_session_id', label: 'TLS session ID (TCP services)', only: 'proxy' },
-  { value: 'header', label: 'Request header', only: 'proxy' },
-];
+export const PERSISTENCE_TYPES: readonly LayerChoice<PersistenceType>[] = layerChoices(CHOICES.persistence_type);
 
 /** IPVS persists by source address only; HAProxy has every type. The order stays as listed. */
 export function persistenceChoices(layer: PoolLayer) {
@@ -104,18 +82,9 @@ export const PERSISTENCE_FIELDS: Record<PersistenceType, readonly (keyof PoolFor
   header: ['header_name', 'timeout_s', 'table_size'],
 };
 
-export const HTTP_REUSE = [
-  { value: 'never', label: 'Never' },
-  { value: 'safe', label: 'Safe (first request of a client on its own)' },
-  { value: 'aggressive', label: 'Aggressive' },
-  { value: 'always', label: 'Always' },
-] as const;
+export const HTTP_REUSE = CHOICES.http_reuse;
 
-export const PROXY_PROTOCOLS = [
-  { value: 'none', label: 'None' },
-  { value: 'v1', label: 'PROXY protocol v1 (text)' },
-  { value: 'v2', label: 'PROXY protocol v2 (binary)' },
-] as const;
+export const PROXY_PROTOCOLS = CHOICES.proxy_protocol;
 
 /** The persistence settings a type uses on this layer: IPVS keeps no sized table. */
 export function persistenceFields(type: PersistenceType, layer: PoolLayer): readonly (keyof PoolFormValues['persistence'])[] {
@@ -126,7 +95,7 @@ const persistenceTimeout = (label: string, min: number) => wholeNumber(label, mi
 
 const persistenceSchema = z
   .object({
-    type: z.enum(['none', 'cookie_insert', 'cookie_rewrite', 'cookie_prefix', 'app_cookie', 'source', 'ssl_session_id', 'header']),
+    type: z.enum(VALUES.persistence_type),
     cookie_name: z.string().trim(),
     indirect: z.boolean(),
     nocache: z.boolean(),
@@ -154,27 +123,24 @@ const persistenceSchema = z
 export const poolFormSchema = z
   .object({
     name: objectName,
-    algorithm: z.enum([
-      'round-robin', 'weighted-round-robin', 'least-connections', 'least-connections-unweighted', 'source-hash', 'maglev-hash',
-      'shortest-expected-delay', 'never-queue', 'dynamic-least-load',
-    ]),
+    algorithm: z.enum(VALUES.algorithm),
     description,
     persistence: persistenceSchema,
-    http_reuse: z.enum(['never', 'safe', 'aggressive', 'always']),
+    http_reuse: z.enum(VALUES.http_reuse),
     pool_max_conn: wholeNumber('idle connection limit', -1, 1_000_000),
     pool_purge_delay_ms: wholeNumber('purge delay', 0, 86_400_000),
     tls: z.boolean(),
     tls_verify: z.boolean(),
     tls_ca: z.string(),
     tls_sni: z.string().trim().refine((sni) => sni === '' || SNI_PATTERN.test(sni), 'A host name, @host, or empty.'),
-    proxy_protocol: z.enum(['none', 'v1', 'v2']),
+    proxy_protocol: z.enum(VALUES.proxy_protocol),
     connect_timeout_ms: timeoutMs('connect timeout'),
     server_timeout_ms: timeoutMs('server timeout'),
     queue_timeout_ms: timeoutMs('queue timeout'),
     maintenance_page: z.string().max(15_360, 'At most 15360 characters.'),
     hash_port: z.boolean(),
     hash_fallback: z.boolean(),
-    on_failure: z.enum(['remove', 'quiesce']),
+    on_failure: z.enum(VALUES.on_failure),
     feedback_agent_port: wholeNumber('agent port', 1, 65_535),
     feedback_http_port: wholeNumber('load port', 1, 65_535),
     feedback_interval_ms: wholeNumber('agent interval', 100, 3_600_000),
@@ -293,7 +259,7 @@ export const memberFormSchema = z
     address: ipAddress,
     port,
     weight,
-    state: z.enum(['enabled', 'drain', 'disabled']),
+    state: z.enum(VALUES.member_state),
     backup: z.boolean(),
     max_connections: memberLimit('connection limit'),
     max_queue: memberLimit('queue limit'),
@@ -363,15 +329,7 @@ export type MemberRuntimeResult = Schemas['MemberRuntimeResult'];
 
 export type CheckType = Schemas['HealthCheckTypeEnum'];
 
-export const CHECK_TYPES: readonly LayerChoice<CheckType>[] = [
-  { value: 'tcp', label: 'TCP connect' },
-  { value: 'http', label: 'HTTP request' },
-  { value: 'https', label: 'HTTPS request' },
-  { value: 'ping', label: 'Ping (ICMP echo)' },
-  { value: 'agent', label: 'Agent (load agent on the member)', only: 'proxy' },
-  { value: 'dns', label: 'DNS query (layer 4)', only: 'ipvs' },
-  { value: 'script', label: 'Script on the balancer (layer 4)', only: 'ipvs' },
-];
+export const CHECK_TYPES: readonly LayerChoice<CheckType>[] = layerChoices(CHOICES.check_type);
 export const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST'] as const;
 export const DNS_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'] as const;
 
@@ -393,7 +351,7 @@ const intervalMs = (label: string) => wholeNumber(label, 100, 3_600_000);
 
 export const healthCheckFormSchema = z
   .object({
-    type: z.enum(['tcp', 'http', 'https', 'agent', 'ping', 'dns', 'script']),
+    type: z.enum(VALUES.check_type),
     method: z.enum(CHECK_METHODS),
     path: z.string().trim(),
     expected_status: z.number({ error: 'Enter the expected status.' }),

@@ -1,4 +1,4 @@
-import type { Schemas } from '@/lib/api';
+import type { CatalogChoice, Schemas } from '@/lib/api';
 
 /**
  * Which daemon serves a pool: IPVS (layer 4, through keepalived) when its services forward
@@ -31,6 +31,11 @@ export function describePoolLayer(layer: PoolLayer, services: readonly PoolServi
 
 /** A choice that only one layer has. */
 export type LayerChoice<T> = { value: T; label: string; only?: 'ipvs' | 'proxy' };
+
+/** The catalogue's choices (the API's, lib/api CHOICES) as the forms offer them: `only` marks one a single layer has. */
+export function layerChoices<T extends string>(choices: readonly CatalogChoice<T>[]): LayerChoice<T>[] {
+  return choices.map(({ value, label, layers }) => (layers.length === 1 ? { value, label, only: layers[0] } : { value, label }));
+}
 
 const GROUP = { any: 'Any layer', ipvs: 'Layer 4 (IPVS) only', proxy: 'HAProxy only' } as const;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Schemas } from '@/lib/api';
+import { type Schemas, VALUES } from '@/lib/api';
 import { isHttpProtocol, isIpvs } from './forwarding';
 import {
   cidrLines,
@@ -64,8 +64,8 @@ const serviceFieldsSchema = z
     vip: ipAddress,
     port,
     port_end: wholeNumber('last port', 0, 65535),
-    forwarding: z.enum(['proxy', 'nat', 'direct-routing', 'tunnel']),
-    protocol: z.enum(['http', 'https', 'tcp', 'udp']),
+    forwarding: z.enum(VALUES.forwarding),
+    protocol: z.enum(VALUES.protocol),
     one_packet_scheduling: z.boolean(),
     default_pool: z.string().min(1, 'Choose the pool that serves this virtual service.'),
     enabled: z.boolean(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Schemas } from '@/lib/api';
+import { type Schemas, VALUES } from '@/lib/api';
 import { HTTP_PATH_PATTERN, ipAddress, objectName, port } from '@/lib/validation';
 import type { Forwarding, Protocol } from './forwarding';
 import type { VirtualServiceRequest } from './service';
@@ -70,8 +70,8 @@ const wizardFieldsSchema = z.object({
   name: z.string(),
   vip: z.string(),
   port: typedNumber,
-  forwarding: z.enum(['proxy', 'nat', 'direct-routing', 'tunnel']),
-  protocol: z.enum(['http', 'https', 'tcp', 'udp']),
+  forwarding: z.enum(VALUES.forwarding),
+  protocol: z.enum(VALUES.protocol),
   // pool
   pool_mode: z.enum(['new', 'existing']),
   existing_pool: z.string(),
