@@ -3814,6 +3814,18 @@ type Pending struct {
 	Pending bool `json:"pending"`
 }
 
+// PendingCount defines model for PendingCount.
+type PendingCount struct {
+	// BaseRevision The last published revision; null: none yet.
+	BaseRevision *int `json:"base_revision"`
+
+	// Count How many objects differ (added, changed or removed).
+	Count int `json:"count"`
+
+	// Pending The objects differ from the last published revision.
+	Pending bool `json:"pending"`
+}
+
 // Persistence How a client keeps its server. Fields that do not apply to “type“ are ignored.
 type Persistence struct {
 	CookieName     *string              `json:"cookie_name,omitempty"`
@@ -7954,6 +7966,11 @@ type ClientInterface interface {
 	// What an apply would change now: the objects compared with the last published revision.
 	RevisionsPendingRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevisionsPendingCountRetrieve performs a GET /api/v1/revisions/pending/count/ (the `RevisionsPendingCountRetrieve` operationId) request.
+	//
+	// How many objects an apply would change now, without them: what a banner polls.
+	RevisionsPendingCountRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RevisionsRetrieve performs a GET /api/v1/revisions/{id}/ (the `RevisionsRetrieve` operationId) request.
 	//
 	// History of applied revisions; POST applies the current objects as a new revision.
@@ -10084,6 +10101,21 @@ func (c *Client) RevisionsCreate(ctx context.Context, body RevisionsCreateJSONRe
 // What an apply would change now: the objects compared with the last published revision.
 func (c *Client) RevisionsPendingRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevisionsPendingRetrieveRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevisionsPendingCountRetrieve performs a GET /api/v1/revisions/pending/count/ (the `RevisionsPendingCountRetrieve` operationId) request.
+//
+// How many objects an apply would change now, without them: what a banner polls.
+func (c *Client) RevisionsPendingCountRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevisionsPendingCountRetrieveRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -14941,6 +14973,33 @@ func NewRevisionsPendingRetrieveRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRevisionsPendingCountRetrieveRequest constructs an http.Request for the RevisionsPendingCountRetrieve method
+func NewRevisionsPendingCountRetrieveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/revisions/pending/count/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRevisionsRetrieveRequest constructs an http.Request for the RevisionsRetrieve method
 func NewRevisionsRetrieveRequest(server string, id int) (*http.Request, error) {
 	var err error
@@ -17273,6 +17332,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	RevisionsPendingRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevisionsPendingRetrieveResponse, error)
+
+	// RevisionsPendingCountRetrieveWithResponse performs a GET /api/v1/revisions/pending/count/ (the `RevisionsPendingCountRetrieve` operationId) request.
+	//
+	// How many objects an apply would change now, without them: what a banner polls.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	RevisionsPendingCountRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevisionsPendingCountRetrieveResponse, error)
 
 	// RevisionsRetrieveWithResponse performs a GET /api/v1/revisions/{id}/ (the `RevisionsRetrieve` operationId) request.
 	//
@@ -23365,6 +23431,68 @@ func (r RevisionsPendingRetrieveResponse) ContentType() string {
 	return ""
 }
 
+type RevisionsPendingCountRetrieveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PendingCount
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevisionsPendingCountRetrieveResponse) GetJSON200() *PendingCount {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevisionsPendingCountRetrieveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevisionsPendingCountRetrieveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevisionsPendingCountRetrieveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r RevisionsPendingCountRetrieveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevisionsPendingCountRetrieveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevisionsPendingCountRetrieveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevisionsPendingCountRetrieveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RevisionsRetrieveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27083,6 +27211,19 @@ func (c *ClientWithResponses) RevisionsPendingRetrieveWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseRevisionsPendingRetrieveResponse(rsp)
+}
+
+// RevisionsPendingCountRetrieveWithResponse performs a GET /api/v1/revisions/pending/count/ (the `RevisionsPendingCountRetrieve` operationId) request.
+//
+// How many objects an apply would change now, without them: what a banner polls.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) RevisionsPendingCountRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevisionsPendingCountRetrieveResponse, error) {
+	rsp, err := c.RevisionsPendingCountRetrieve(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevisionsPendingCountRetrieveResponse(rsp)
 }
 
 // RevisionsRetrieveWithResponse performs a GET /api/v1/revisions/{id}/ (the `RevisionsRetrieve` operationId) request.
@@ -32247,6 +32388,53 @@ func ParseRevisionsPendingRetrieveResponse(rsp *http.Response) (*RevisionsPendin
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Pending
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevisionsPendingCountRetrieveResponse parses an HTTP response from a RevisionsPendingCountRetrieveWithResponse call
+func ParseRevisionsPendingCountRetrieveResponse(rsp *http.Response) (*RevisionsPendingCountRetrieveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevisionsPendingCountRetrieveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PendingCount
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

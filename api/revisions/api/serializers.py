@@ -202,6 +202,12 @@ class PendingSerializer(serializers.Serializer):
     objects = ObjectChangeSerializer(many=True)
 
 
+class PendingCountSerializer(serializers.Serializer):
+    pending = serializers.BooleanField(help_text="The objects differ from the last published revision.")
+    base_revision = serializers.IntegerField(allow_null=True, help_text="The last published revision; null: none yet.")
+    count = serializers.IntegerField(help_text="How many objects differ (added, changed or removed).")
+
+
 class BackupDocumentSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=[FORMAT])
     format_version = serializers.IntegerField()

@@ -53,7 +53,7 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        if self.action in ("list", "retrieve", "pending"):
+        if self.action in ("list", "retrieve", "pending", "pending_count"):
             expire_confirmations()
 
     @extend_schema(
@@ -89,6 +89,14 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         last, objects = pending_changes()
         body = {"pending": bool(objects), "base_revision": last.number if last else None, "objects": objects}
         return Response(serializers.PendingSerializer(body).data)
+
+    @extend_schema(responses=serializers.PendingCountSerializer)
+    @action(detail=False, methods=["get"], url_path="pending/count")
+    def pending_count(self, request):
+        """How many objects an apply would change now, without them: what a banner polls."""
+        last, objects = pending_changes()
+        body = {"pending": bool(objects), "base_revision": last.number if last else None, "count": len(objects)}
+        return Response(serializers.PendingCountSerializer(body).data)
 
     @extend_schema(
         request=serializers.RevisionRollbackSerializer,

@@ -173,6 +173,18 @@ class NothingToApplyTest(APITestCase):
         (entry,) = AuditEntry.objects.filter(pk__gt=last_entry)
         self.assertEqual((entry.action, entry.status_code, entry.object_id, entry.changes), ("apply", 409, "", {}))
 
+    def test_the_count_says_how_many_objects_an_apply_would_change_without_them(self):
+        count = self.client.get("/api/v1/revisions/pending/count/")
+        self.assertEqual(count.status_code, 200)
+        objects = self.client.get("/api/v1/revisions/pending/").data["objects"]
+        self.assertEqual(count.json(), {"pending": True, "base_revision": None, "count": len(objects)})
+        self.assertGreaterEqual(len(objects), 2)  # the service and its pool
+        self.apply(message="first")
+        self.assertEqual(
+            self.client.get("/api/v1/revisions/pending/count/").json(),
+            {"pending": False, "base_revision": 1, "count": 0},
+        )
+
     def test_force_publishes_the_same_objects_again(self):
         self.apply(message="first")
         response = self.apply(message="push again", force=True)

@@ -1099,6 +1099,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/revisions/pending/count/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How many objects an apply would change now, without them: what a banner polls. */
+        get: operations["revisions_pending_count_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rules/": {
         parameters: {
             query?: never;
@@ -3397,6 +3414,14 @@ export interface components {
             /** @description The last published revision; null: none yet. */
             base_revision: number | null;
             objects: components["schemas"]["ObjectChange"][];
+        };
+        PendingCount: {
+            /** @description The objects differ from the last published revision. */
+            pending: boolean;
+            /** @description The last published revision; null: none yet. */
+            base_revision: number | null;
+            /** @description How many objects differ (added, changed or removed). */
+            count: number;
         };
         /** @description How a client keeps its server. Fields that do not apply to ``type`` are ignored. */
         Persistence: {
@@ -6816,6 +6841,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Pending"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    revisions_pending_count_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingCount"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,5 +1,5 @@
 import { ApiError, api, isRecord, unwrap } from '@/lib/api';
-import type { NothingToApply, Pending, PublishError, PublishProblem, Revision, RevisionDiff } from '../types';
+import type { NothingToApply, Pending, PendingCount, PublishError, PublishProblem, Revision, RevisionDiff } from '../types';
 
 export type RevisionPage = { count: number; results: Revision[] };
 
@@ -30,6 +30,11 @@ export function applyRevision({ message, confirmWithinS, force = false }: { mess
 /** What an apply would change now, object by object, field by field. */
 export function getPending(): Promise<Pending> {
   return unwrap(api.GET('/api/v1/revisions/pending/'));
+}
+
+/** How many objects an apply would change now, without them (what the banner polls). */
+export function getPendingCount(): Promise<PendingCount> {
+  return unwrap(api.GET('/api/v1/revisions/pending/count/'));
 }
 
 /** What revision `id` changed since revision number `from` (default: the one before it). */

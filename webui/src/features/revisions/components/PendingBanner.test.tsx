@@ -16,6 +16,10 @@ const changes: ObjectChange[] = [
 
 function answerPending(objects: () => ObjectChange[]) {
   mockApi('GET', '/api/v1/revisions/pending/', () => ({ status: 200, body: { pending: objects().length > 0, base_revision: 3, objects: objects() } }));
+  mockApi('GET', '/api/v1/revisions/pending/count/', () => ({
+    status: 200,
+    body: { pending: objects().length > 0, base_revision: 3, count: objects().length },
+  }));
 }
 
 function setUp(role: Role, objects: () => ObjectChange[] = () => changes, path = '/pools') {
@@ -25,7 +29,8 @@ function setUp(role: Role, objects: () => ObjectChange[] = () => changes, path =
   return renderWithProviders(<PendingBanner />, { path });
 }
 
-const pendingReads = () => apiCalls.filter((c) => c.path === '/api/v1/revisions/pending/').length;
+const pendingReads = () => apiCalls.filter((c) => c.path === '/api/v1/revisions/pending/count/').length;
+const objectReads = () => apiCalls.filter((c) => c.path === '/api/v1/revisions/pending/').length;
 
 describe('PendingBanner', () => {
   it('counts the changes not applied, links to them, and applies them with a message after a confirmation step', async () => {
@@ -38,9 +43,10 @@ describe('PendingBanner', () => {
     const banner = await screen.findByRole('region', { name: 'Changes not applied' });
     expect(within(banner).getByRole('status')).toHaveTextContent('2 changes not applied');
     expect(within(banner).getByRole('link', { name: 'Review changes' })).toHaveAttribute('href', '/revisions');
+    expect(objectReads()).toBe(0); // the count only, until the Apply step needs the changes
 
     await user.click(within(banner).getByRole('button', { name: 'Apply' }));
-    const step = within(banner).getByRole('form', { name: 'Apply 2 changes' });
+    const step = await within(banner).findByRole('form', { name: 'Apply 2 changes' });
     expect(within(banner).queryByRole('button', { name: 'Apply' })).not.toBeInTheDocument();
     expect(step).toHaveTextContent('publishes 2 changes to every node as a new revision');
     const listed = within(within(step).getByRole('list', { name: 'Changes to apply' })).getAllByRole('listitem');
@@ -62,12 +68,12 @@ describe('PendingBanner', () => {
     const { user } = setUp('operator');
     const banner = await screen.findByRole('region', { name: 'Changes not applied' });
     await user.click(within(banner).getByRole('button', { name: 'Apply' }));
-    let step = within(banner).getByRole('form', { name: 'Apply 2 changes' });
+    let step = await within(banner).findByRole('form', { name: 'Apply 2 changes' });
     await user.click(within(step).getByRole('button', { name: 'Cancel' }));
     expect(within(banner).queryByRole('form')).not.toBeInTheDocument();
 
     await user.click(within(banner).getByRole('button', { name: 'Apply' }));
-    step = within(banner).getByRole('form', { name: 'Apply 2 changes' });
+    step = await within(banner).findByRole('form', { name: 'Apply 2 changes' });
     const message = within(step).getByRole('textbox', { name: 'Message' });
     expect(message).toHaveValue(''); // a fresh step
     await user.click(message);
@@ -87,7 +93,7 @@ describe('PendingBanner', () => {
     const { user } = setUp('operator', () => left);
     const banner = await screen.findByRole('region', { name: 'Changes not applied' });
     await user.click(within(banner).getByRole('button', { name: 'Apply' }));
-    await user.click(within(banner).getByRole('button', { name: 'Apply 2 changes' }));
+    await user.click(await within(banner).findByRole('button', { name: 'Apply 2 changes' }));
     expect(await within(banner).findByText('Nothing to apply.')).toBeInTheDocument();
     expect(within(banner).getByRole('status')).toHaveTextContent('Nothing to apply. The objects are the same as in revision 3, the last one applied.');
     expect(within(banner).queryByRole('alert')).not.toBeInTheDocument();

@@ -5,7 +5,7 @@ import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { nothingToApply } from '../api/revisionsApi';
 import { formatCountdown, useCountdown } from '../hooks/useCountdown';
-import { useApply, useNewestRevision, usePending } from '../hooks/useRevisions';
+import { useApply, useNewestRevision, usePending, usePendingCount } from '../hooks/useRevisions';
 import { type Revision, sameAsRevision } from '../types';
 import { ApplyConfirmStep } from './ApplyConfirmStep';
 import { changesNotApplied } from './PendingChanges';
@@ -49,18 +49,18 @@ function RefusedLine({ error, onDismiss }: { error: Error; onDismiss: () => void
  * On every page but Apply & history itself: how many changes are not applied yet (with a
  * link to review them, and Apply for those allowed to: a step that names the changes and
  * asks for a message), and a revision awaiting confirmation. With nothing pending there is
- * nothing to apply, and no Apply.
+ * nothing to apply, and no Apply. It polls the count (revisions/pending/count/); the changes
+ * themselves are read only for the Apply step, however many there are.
  */
 export function PendingBanner() {
   const { pathname } = useLocation();
   const { canOperate } = usePermissions();
-  const pending = usePending();
+  const [asking, setAsking] = useState(false);
+  const count = usePendingCount().data?.count ?? 0;
+  const pending = usePending(asking); // the objects themselves only for the Apply step
   const newest = useNewestRevision();
   const apply = useApply();
-  const [asking, setAsking] = useState(false);
   const [published, setPublished] = useState<Revision>();
-  const objects = pending.data?.objects ?? [];
-  const count = objects.length;
   if (asking && !count) setAsking(false); // applied meanwhile, here or elsewhere: the step is over
   if (pathname === '/revisions') return null;
   const awaiting = newest.data?.confirm_state === 'awaiting' ? newest.data : null;
@@ -94,7 +94,13 @@ export function PendingBanner() {
         </div>
       ) : null}
       {count > 0 && canOperate && asking ? (
-        <ApplyConfirmStep changes={objects} busy={apply.isPending} onApply={applyNow} onCancel={() => setAsking(false)} />
+        pending.data ? (
+          <ApplyConfirmStep changes={pending.data.objects} busy={apply.isPending} onApply={applyNow} onCancel={() => setAsking(false)} />
+        ) : (
+          <p role="status" className="muted">
+            {pending.isError ? `The changes could not be read: ${errorMessage(pending.error)}` : 'Reading the changes…'}
+          </p>
+        )
       ) : null}
       {awaiting ? <AwaitingLine revision={awaiting} /> : null}
       {published && !count ? (

@@ -6,6 +6,7 @@ import {
   confirmRevision,
   findRevisionByNumber,
   getPending,
+  getPendingCount,
   getRevision,
   getRevisionDiff,
   listRevisions,
@@ -72,11 +73,8 @@ export function useNewestRevision() {
   });
 }
 
-/**
- * What an apply would change. Polled, and asked again whenever a change anywhere in the
- * console has finished (any mutation may have edited an object).
- */
-export function usePending() {
+/** Asks the pending changes again whenever a change anywhere in the console has finished (any mutation may have edited an object). */
+function useRefreshPendingOnChange() {
   const queryClient = useQueryClient();
   useEffect(
     () =>
@@ -87,7 +85,18 @@ export function usePending() {
       }),
     [queryClient],
   );
-  return useQuery({ queryKey: queryKeys.revisionsPending, queryFn: getPending, refetchInterval: PENDING_POLL_MS });
+}
+
+/** What an apply would change, object by object (only while `enabled`). Polled, and asked again after any change. */
+export function usePending(enabled = true) {
+  useRefreshPendingOnChange();
+  return useQuery({ queryKey: queryKeys.revisionsPending, queryFn: getPending, refetchInterval: PENDING_POLL_MS, enabled });
+}
+
+/** How many objects an apply would change, without them: the banner's poll. */
+export function usePendingCount() {
+  useRefreshPendingOnChange();
+  return useQuery({ queryKey: [...queryKeys.revisionsPending, 'count'], queryFn: getPendingCount, refetchInterval: PENDING_POLL_MS });
 }
 
 export function useRevisionDiff(id: number, from: number | undefined) {

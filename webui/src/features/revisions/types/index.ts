@@ -8,6 +8,7 @@ export type PublishProblem = Schemas['PublishProblem'];
 export type PublishError = Schemas['PublishError'];
 export type NothingToApply = Schemas['NothingToApply'];
 export type Pending = Schemas['Pending'];
+export type PendingCount = Schemas['PendingCount'];
 export type ObjectChange = Schemas['ObjectChange'];
 export type FieldChange = Schemas['FieldChange'];
 export type FileChange = Schemas['FileChange'];
