@@ -26,7 +26,7 @@ db: deps ## start the private PostgreSQL cluster under .state/pg
 migrate: db ## apply database migrations
 	@cd api && ../$(PY) manage.py migrate --no-input -v 0
 
-openapi: deps ## regenerate api/openapi.yaml, the console's typed client and the Go client from the code
+openapi: deps ## regenerate api/openapi.yaml, the console's typed client and catalogue of choices, and the Go client, from the code
 	@cd api && ../$(PY) manage.py spectacular --file openapi.yaml --validate --fail-on-warn
 	@cd api && ../$(PY) -m fulcrum.console_catalog openapi.yaml ../webui/src/lib/api/catalog.gen.ts
 	@cd webui && npm run --silent gen:api
