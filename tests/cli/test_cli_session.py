@@ -241,7 +241,9 @@ def test_import_members_from_csv_and_yaml(cli, tmp_path):
     assert 'line 2: backup: "maybe" is not true or false' in result.stderr
     assert cli.json("member", "list", "farm") == members
     # --replace, from YAML on standard input: f1 keeps its id and takes the new weight.
-    out = cli.ok("member", "import", "farm", "-", "--replace", stdin="[{name: f1, address: 192.0.2.21, port: 8080, weight: 9}]")
+    out = cli.ok(
+        "member", "import", "farm", "-", "--replace", stdin="[{name: f1, address: 192.0.2.21, port: 8080, weight: 9}]"
+    )
     assert out == "Imported 1 members into farm: 0 created, 1 updated, 2 deleted; it has 1 members.\n"
     [f1] = cli.json("member", "list", "farm")
     assert (f1["id"], f1["weight"]) == (members[0]["id"], 9)
