@@ -3,6 +3,11 @@
 // node's status (its networks, the IPVS schedulers in force, its VRRP
 // states), its VRRP state changes and its telemetry (traffic and member
 // health).
+//
+// The requests go through the client generated from api/openapi.yaml
+// (internal/apiclient): its paths and parameters are the schema's. What this
+// package adds is the agent's side: its types, the limits it cuts to, the
+// deadlines and the pinned certificate.
 package client
 
 import (
@@ -17,9 +22,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"fulcrum/agents/internal/apiclient"
 )
 
 // MaxMessageLen bounds the report message; the API stores at most about this
@@ -36,6 +42,8 @@ const MaxReasonLen = 500
 // pollMargin is added to the long-poll wait to form the HTTP timeout, so that
 // a server holding the request for the full wait never looks like a timeout.
 const pollMargin = 15 * time.Second
+
+const jsonType = "application/json"
 
 // ErrUnauthorized is returned when the API rejects the node token (401).
 var ErrUnauthorized = errors.New("api rejected the node token (401)")
@@ -284,9 +292,8 @@ func (e *StatusError) Error() string {
 
 // Client calls the agent endpoints of one Fulcrum API.
 type Client struct {
-	base  *url.URL
-	token string
-	http  *http.Client
+	base *url.URL
+	api  *apiclient.Client
 }
 
 // New returns a client for the API at baseURL (for example
@@ -304,7 +311,16 @@ func New(baseURL, token string) (*Client, error) {
 	}
 	// No client-wide timeout: each call sets its own deadline, since the
 	// long-poll legitimately lasts as long as the wait it asks for.
-	return &Client{base: u, token: token, http: &http.Client{}}, nil
+	api, err := apiclient.NewClient(u.String(), apiclient.WithHTTPClient(&http.Client{}),
+		apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Node "+token)
+			req.Header.Set("Accept", "application/json")
+			return nil
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("api url: %w", err)
+	}
+	return &Client{base: u, api: api}, nil
 }
 
 // Pin makes the client trust exactly one certificate (PEM): the API's TLS
@@ -339,7 +355,7 @@ func (c *Client) Pin(certPEM []byte) error {
 			return nil
 		},
 	}
-	c.http = &http.Client{Transport: transport}
+	c.api.Client = &http.Client{Transport: transport}
 	return nil
 }
 
@@ -349,13 +365,13 @@ func (c *Client) Pin(certPEM []byte) error {
 func (c *Client) Desired(ctx context.Context, p Poll) (*Bundle, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Wait+pollMargin)
 	defer cancel()
-	q := url.Values{}
-	q.Set("known", strconv.FormatInt(p.Known, 10))
-	q.Set("wait", strconv.Itoa(int(p.Wait.Seconds())))
+	known, wait := int(p.Known), int(p.Wait.Seconds())
+	params := &apiclient.AgentDesiredRetrieveParams{Known: &known, Wait: &wait}
 	if p.Awaiting {
-		q.Set("awaiting", "1")
+		awaiting := apiclient.AgentDesiredRetrieveParamsAwaiting(1)
+		params.Awaiting = &awaiting
 	}
-	resp, err := c.do(ctx, http.MethodGet, "/api/v1/agent/desired/?"+q.Encode(), nil)
+	resp, err := c.api.AgentDesiredRetrieve(ctx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +400,7 @@ func (c *Client) Report(ctx context.Context, r Report) error {
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/reports/", body)
+	resp, err := c.api.AgentReportsCreateWithBody(ctx, jsonType, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -415,7 +431,7 @@ func (c *Client) Status(ctx context.Context, s NodeStatus) error {
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/status/", body)
+	resp, err := c.api.AgentStatusCreateWithBody(ctx, jsonType, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -434,7 +450,7 @@ func (c *Client) SendEvents(ctx context.Context, events []Event) error {
 		e.Reason = Truncate(e.Reason, MaxReasonLen)
 		out[i] = e
 	}
-	return sendEvents(ctx, c, "events", "/api/v1/agent/events/", out)
+	return sendEvents(ctx, "events", c.api.AgentEventsCreateWithBody, out)
 }
 
 // SendDaemonEvents sends daemon restarts, at most MaxEventsPerCall. Long
@@ -445,11 +461,14 @@ func (c *Client) SendDaemonEvents(ctx context.Context, events []DaemonEvent) err
 		e.Detail = Truncate(e.Detail, MaxReasonLen)
 		out[i] = e
 	}
-	return sendEvents(ctx, c, "daemon events", "/api/v1/agent/daemon-events/", out)
+	return sendEvents(ctx, "daemon events", c.api.AgentDaemonEventsCreateWithBody, out)
 }
 
-// sendEvents posts {"events": events} to path.
-func sendEvents[E any](ctx context.Context, c *Client, op, path string, events []E) error {
+// post is one of the generated client's POST calls of a JSON body.
+type post func(ctx context.Context, contentType string, body io.Reader, reqEditors ...apiclient.RequestEditorFn) (*http.Response, error)
+
+// sendEvents posts {"events": events} through send.
+func sendEvents[E any](ctx context.Context, op string, send post, events []E) error {
 	if len(events) > MaxEventsPerCall {
 		return fmt.Errorf("%s: %d in one call, the api takes at most %d", op, len(events), MaxEventsPerCall)
 	}
@@ -461,7 +480,7 @@ func sendEvents[E any](ctx context.Context, c *Client, op, path string, events [
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, path, body)
+	resp, err := send(ctx, jsonType, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -490,7 +509,7 @@ func (c *Client) Telemetry(ctx context.Context, t Telemetry) error {
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/api/v1/agent/telemetry/", body)
+	resp, err := c.api.AgentTelemetryCreateWithBody(ctx, jsonType, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -499,23 +518,6 @@ func (c *Client) Telemetry(ctx context.Context, t Telemetry) error {
 		return statusError("telemetry", resp)
 	}
 	return nil
-}
-
-func (c *Client) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Node "+c.token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return c.http.Do(req)
 }
 
 func statusError(op string, resp *http.Response) error {

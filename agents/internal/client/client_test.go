@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"fulcrum/agents/internal/apiclient"
 )
 
 // fakeAPI records what the agent sent and answers with a canned response.
@@ -482,4 +484,67 @@ func selfSigned(t *testing.T) tls.Certificate {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestBodiesAreTheSchemas sends every body the agent sends, each field set, and reads what
+// reached the API into the request types generated from api/openapi.yaml, refusing unknown
+// fields: a field the schema does not have, or of another type, fails here, and so does a
+// field the generated type would drop (the round trip must give the same JSON).
+func TestBodiesAreTheSchemas(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	load, n := int64(250), 3
+	calls := []struct {
+		name   string
+		send   func(*Client) error
+		schema any
+	}{
+		{"report", func(c *Client) error {
+			return c.Report(context.Background(), Report{Revision: 7, State: StateFailed, Message: "haproxy -c said no"})
+		}, &apiclient.AgentReportRequest{}},
+		{"status", func(c *Client) error {
+			return c.Status(context.Background(), NodeStatus{
+				Networks:   []string{"10.0.0.1/24"},
+				IPVS:       []IPVSStatus{{Key: "tcp:10.0.0.9:80", Name: "l4", SchedulerWanted: "dllc", SchedulerInForce: "wlc", Message: "no module"}},
+				Members:    []MemberStatus{{Pool: "p", Member: "s1", Layer: "ipvs", LoadMilli: &load, LoadAt: &at, Connections: &n, Weight: &n, Feed: "ip_vs_dllc", Message: "ok"}},
+				VRRP:       []VRRPStatus{{Group: "g", State: "master", Priority: 150, Since: &at}},
+				Management: "master",
+			})
+		}, &apiclient.AgentStatusRequest{}},
+		{"events", func(c *Client) error {
+			return c.SendEvents(context.Background(), []Event{{At: at, Group: "g", OldState: "backup", NewState: "master", Priority: 150, Reason: "peer gone"}})
+		}, &apiclient.AgentEventsRequest{}},
+		{"daemon events", func(c *Client) error {
+			return c.SendDaemonEvents(context.Background(), []DaemonEvent{{At: at, Daemon: "haproxy", Outcome: DaemonRestarted, Detail: "revision 7"}})
+		}, &apiclient.AgentDaemonEventsRequest{}},
+		{"telemetry", func(c *Client) error {
+			traffic := Traffic{Connections: 1, Requests: 2, Errors: 3, BytesIn: 4, BytesOut: 5}
+			return c.Telemetry(context.Background(), Telemetry{
+				IntervalS: 10,
+				Services:  []ServiceTelemetry{{Service: "web", Traffic: traffic}},
+				Members: []MemberTelemetry{{Pool: "p", Member: "s1", Traffic: traffic,
+					Health: Health{Status: HealthUp, Check: "L7OK", Detail: "200", Code: &n, LatencyMS: &n}}},
+			})
+		}, &apiclient.AgentTelemetryRequest{}},
+	}
+	for _, call := range calls {
+		f := &fakeAPI{status: http.StatusOK, body: "{}"}
+		if err := call.send(newClient(t, f)); err != nil {
+			t.Fatalf("%s: %v", call.name, err)
+		}
+		decoder := json.NewDecoder(strings.NewReader(f.gotBody))
+		decoder.DisallowUnknownFields()
+		if err := decoder.Decode(call.schema); err != nil {
+			t.Fatalf("%s: the body is not the schema's: %v\n%s", call.name, err, f.gotBody)
+		}
+		again, err := json.Marshal(call.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent, read any
+		_ = json.Unmarshal([]byte(f.gotBody), &sent)
+		_ = json.Unmarshal(again, &read)
+		if diff := cmp.Diff(sent, read); diff != "" {
+			t.Errorf("%s: the schema's type reads the body otherwise (-sent +read):\n%s", call.name, diff)
+		}
+	}
 }
