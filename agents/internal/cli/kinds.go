@@ -44,7 +44,9 @@ type kind struct {
 	refs map[string]string
 	// columns of the table; -o json|yaml print the API's objects.
 	columns []column
-	ops     ops
+	// path is the kind's collection (or, for a singleton, its object) under the API's root.
+	path string
+	ops  ops
 	// singleton kinds (ipvs-sync) have one object, no id: show and update only.
 	singleton   bool
 	noCreate    bool
@@ -53,212 +55,62 @@ type kind struct {
 	description string
 }
 
-func limitOffset(limit, offset int) (*int, *int) { return &limit, &offset }
+// rest are the calls of a kind at its collection path ("api/v1/pools/"), as the API serves
+// every kind: GET ?limit&offset, POST, and GET, PATCH and DELETE of {id}/, the last two with
+// the version read (If-Match). They go through the generated client's server, HTTP client
+// and request editors; TestKindsAreTheSchemas checks api/openapi.yaml has each call a kind uses.
+func rest(path string) ops {
+	item := func(id int) string { return path + strconv.Itoa(id) + "/" }
+	return ops{
+		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
+			return call(ctx, c, http.MethodGet, path+"?limit="+strconv.Itoa(limit)+"&offset="+strconv.Itoa(offset), nil, nil)
+		},
+		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
+			return call(ctx, c, http.MethodGet, item(id), nil, nil)
+		},
+		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
+			return call(ctx, c, http.MethodPost, path, nil, body)
+		},
+		update: func(ctx context.Context, c *apiclient.Client, id int, ifMatch *string, body io.Reader) (*http.Response, error) {
+			return call(ctx, c, http.MethodPatch, item(id), ifMatch, body)
+		},
+		remove: func(ctx context.Context, c *apiclient.Client, id int, ifMatch *string) (*http.Response, error) {
+			return call(ctx, c, http.MethodDelete, item(id), ifMatch, nil)
+		},
+	}
+}
 
-var (
-	poolOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.PoolsList(ctx, &apiclient.PoolsListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.PoolsRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.PoolsCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.PoolsPartialUpdateWithBody(ctx, id, &apiclient.PoolsPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.PoolsDestroy(ctx, id, &apiclient.PoolsDestroyParams{IfMatch: v})
-		},
-	}
-	memberOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.MembersList(ctx, &apiclient.MembersListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.MembersRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.MembersCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.MembersPartialUpdateWithBody(ctx, id, &apiclient.MembersPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.MembersDestroy(ctx, id, &apiclient.MembersDestroyParams{IfMatch: v})
-		},
-	}
-	serviceOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.VirtualServicesList(ctx, &apiclient.VirtualServicesListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.VirtualServicesRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.VirtualServicesCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.VirtualServicesPartialUpdateWithBody(ctx, id, &apiclient.VirtualServicesPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.VirtualServicesDestroy(ctx, id, &apiclient.VirtualServicesDestroyParams{IfMatch: v})
-		},
-	}
-	ruleOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.RulesList(ctx, &apiclient.RulesListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.RulesRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.RulesCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.RulesPartialUpdateWithBody(ctx, id, &apiclient.RulesPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.RulesDestroy(ctx, id, &apiclient.RulesDestroyParams{IfMatch: v})
-		},
-	}
-	healthCheckOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.HealthChecksList(ctx, &apiclient.HealthChecksListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.HealthChecksRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.HealthChecksCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.HealthChecksPartialUpdateWithBody(ctx, id, &apiclient.HealthChecksPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.HealthChecksDestroy(ctx, id, &apiclient.HealthChecksDestroyParams{IfMatch: v})
-		},
-	}
-	certificateOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.CertificatesList(ctx, &apiclient.CertificatesListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.CertificatesRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.CertificatesCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.CertificatesPartialUpdateWithBody(ctx, id, &apiclient.CertificatesPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.CertificatesDestroy(ctx, id, &apiclient.CertificatesDestroyParams{IfMatch: v})
-		},
-	}
-	nodeOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.NodesList(ctx, &apiclient.NodesListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.NodesRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.NodesCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.NodesPartialUpdateWithBody(ctx, id, &apiclient.NodesPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.NodesDestroy(ctx, id, &apiclient.NodesDestroyParams{IfMatch: v})
-		},
-	}
-	haGroupOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.HaGroupsList(ctx, &apiclient.HaGroupsListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.HaGroupsRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.HaGroupsCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.HaGroupsPartialUpdateWithBody(ctx, id, &apiclient.HaGroupsPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.HaGroupsDestroy(ctx, id, &apiclient.HaGroupsDestroyParams{IfMatch: v})
-		},
-	}
-	ipvsSyncOps = ops{
+// single are the calls of a kind with one object at path ("api/v1/ipvs-sync/"): GET and PATCH.
+func single(path string) ops {
+	return ops{
 		get: func(ctx context.Context, c *apiclient.Client, _ int) (*http.Response, error) {
-			return c.IpvsSyncRetrieve(ctx)
+			return call(ctx, c, http.MethodGet, path, nil, nil)
 		},
-		update: func(ctx context.Context, c *apiclient.Client, _ int, v *string, body io.Reader) (*http.Response, error) {
-			return c.IpvsSyncPartialUpdateWithBody(ctx, &apiclient.IpvsSyncPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-	}
-	// Tokens are never changed, only revoked; the API takes no version for that.
-	tokenOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.TokensList(ctx, &apiclient.TokensListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.TokensRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.TokensCreateWithBody(ctx, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, _ *string) (*http.Response, error) {
-			return c.TokensDestroy(ctx, id)
+		update: func(ctx context.Context, c *apiclient.Client, _ int, ifMatch *string, body io.Reader) (*http.Response, error) {
+			return call(ctx, c, http.MethodPatch, path, ifMatch, body)
 		},
 	}
-	joinCodeOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.JoinCodesList(ctx, &apiclient.JoinCodesListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.JoinCodesRetrieve(ctx, id)
-		},
-		// A code takes no fields: the API makes it.
-		create: func(ctx context.Context, c *apiclient.Client, _ io.Reader) (*http.Response, error) {
-			return c.JoinCodesCreate(ctx)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, _ *string) (*http.Response, error) {
-			return c.JoinCodesDestroy(ctx, id)
-		},
+}
+
+// call sends one request to the API the generated client c is set up for.
+func call(ctx context.Context, c *apiclient.Client, method, path string, ifMatch *string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.Server+path, body)
+	if err != nil {
+		return nil, err
 	}
-	userOps = ops{
-		list: func(ctx context.Context, c *apiclient.Client, limit, offset int) (*http.Response, error) {
-			l, o := limitOffset(limit, offset)
-			return c.UsersList(ctx, &apiclient.UsersListParams{Limit: l, Offset: o})
-		},
-		get: func(ctx context.Context, c *apiclient.Client, id int) (*http.Response, error) {
-			return c.UsersRetrieve(ctx, id)
-		},
-		create: func(ctx context.Context, c *apiclient.Client, body io.Reader) (*http.Response, error) {
-			return c.UsersCreateWithBody(ctx, jsonType, body)
-		},
-		update: func(ctx context.Context, c *apiclient.Client, id int, v *string, body io.Reader) (*http.Response, error) {
-			return c.UsersPartialUpdateWithBody(ctx, id, &apiclient.UsersPartialUpdateParams{IfMatch: v}, jsonType, body)
-		},
-		remove: func(ctx context.Context, c *apiclient.Client, id int, v *string) (*http.Response, error) {
-			return c.UsersDestroy(ctx, id, &apiclient.UsersDestroyParams{IfMatch: v})
-		},
+	if body != nil {
+		req.Header.Set("Content-Type", jsonType)
 	}
-)
+	if ifMatch != nil {
+		req.Header.Set("If-Match", *ifMatch)
+	}
+	for _, edit := range c.RequestEditors {
+		if err := edit(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	return c.Client.Do(req)
+}
 
 // kinds are the objects the CLI manages, in the order `fulcrum --help` lists them.
 var kinds []*kind
@@ -276,7 +128,7 @@ func init() {
 				text("NAME", "name"), {"VIP", vipColumn}, text("PROTOCOL", "protocol"), text("FORWARDING", "forwarding"),
 				ref("POOL", "default_pool", "pool"), text("ENABLED", "enabled"), count("WARNINGS", "warnings"),
 			},
-			ops: serviceOps,
+			path: "api/v1/virtual-services/",
 		},
 		{
 			name: "rule", plural: "rules", aliases: []string{"rules"},
@@ -287,7 +139,7 @@ func init() {
 				ref("SERVICE", "virtual_service", "virtual-service"), text("POSITION", "position"), text("NAME", "name"),
 				text("ACTION", "action"), ref("POOL", "pool", "pool"), text("ENABLED", "enabled"), count("CONDITIONS", "conditions"),
 			},
-			ops: ruleOps,
+			path: "api/v1/rules/",
 		},
 		{
 			name: "pool", plural: "pools", aliases: []string{"pools"},
@@ -299,7 +151,7 @@ func init() {
 				{"HEALTH CHECK", func(o obj, _ *names) string { return format(lookup(o, "health_check.type")) }},
 				text("DESCRIPTION", "description"),
 			},
-			ops: poolOps,
+			path: "api/v1/pools/",
 		},
 		{
 			name: "member", plural: "members", aliases: []string{"members"},
@@ -310,7 +162,7 @@ func init() {
 				ref("POOL", "pool", "pool"), text("NAME", "name"), text("ADDRESS", "address"), text("PORT", "port"),
 				text("WEIGHT", "weight"), text("STATE", "state"), text("BACKUP", "backup"),
 			},
-			ops: memberOps,
+			path: "api/v1/members/",
 		},
 		{
 			name: "health-check", plural: "health-checks", aliases: []string{"hc", "health-checks"},
@@ -321,7 +173,7 @@ func init() {
 				ref("POOL", "pool", "pool"), text("TYPE", "type"), text("INTERVAL MS", "interval_ms"),
 				text("TIMEOUT MS", "timeout_ms"), text("RISE", "rise"), text("FALL", "fall"), text("PATH", "path"),
 			},
-			ops: healthCheckOps,
+			path: "api/v1/health-checks/",
 		},
 		{
 			name: "certificate", plural: "certificates", aliases: []string{"cert", "certs", "certificates"},
@@ -331,7 +183,7 @@ func init() {
 				text("NAME", "name"), text("SUBJECT", "subject"), text("NOT AFTER", "not_after"),
 				text("DAYS LEFT", "expires_in_days"), text("KEY", "has_key"), count("WARNINGS", "warnings"),
 			},
-			ops: certificateOps,
+			path: "api/v1/certificates/",
 		},
 		{
 			name: "node", plural: "nodes", aliases: []string{"nodes"},
@@ -342,7 +194,7 @@ func init() {
 				{"LAST SEEN", func(o obj, _ *names) string { return age(o["last_seen"]) }}, text("STANDBY", "standby"),
 				{"VRRP", vrrpColumn},
 			},
-			ops: nodeOps,
+			path: "api/v1/nodes/",
 		},
 		{
 			name: "join-code", plural: "join-codes", aliases: []string{"join-codes"}, noUpdate: true,
@@ -352,7 +204,7 @@ func init() {
 				text("ID", "id"), text("CODE ID", "code_id"), text("STATE", "state"), text("CREATED BY", "created_by"),
 				text("EXPIRES", "expires_at"), text("NODE", "node"),
 			},
-			ops: joinCodeOps,
+			path: "api/v1/join-codes/",
 		},
 		{
 			name: "ha-group", plural: "ha-groups", aliases: []string{"ha", "ha-groups"},
@@ -363,13 +215,13 @@ func init() {
 				text("NAME", "name"), text("VRID", "vrid"), text("VIPS", "vips"), {"NODES", haNodesColumn},
 				text("PREEMPT", "preempt"),
 			},
-			ops: haGroupOps,
+			path: "api/v1/ha-groups/",
 		},
 		{
 			name: "ipvs-sync", plural: "ipvs-sync", singleton: true,
 			short: "IPVS connection synchronisation between nodes (one setting)",
 			refs:  map[string]string{"ha_group": "ha-group"},
-			ops:   ipvsSyncOps,
+			path:  "api/v1/ipvs-sync/",
 		},
 		{
 			name: "token", plural: "tokens", aliases: []string{"tokens"}, noUpdate: true,
@@ -379,7 +231,7 @@ func init() {
 				text("ID", "id"), text("NAME", "name"), text("OWNER", "owner"), text("ROLE", "role"), text("STATE", "state"),
 				text("EXPIRES", "expires_at"), {"LAST USED", func(o obj, _ *names) string { return age(o["last_used_at"]) }},
 			},
-			ops: tokenOps,
+			path: "api/v1/tokens/",
 		},
 		{
 			name: "user", plural: "users", aliases: []string{"users"},
@@ -388,8 +240,15 @@ func init() {
 			columns: []column{
 				text("USERNAME", "username"), text("ROLE", "role"), text("ACTIVE", "is_active"), text("LAST LOGIN", "last_login"),
 			},
-			ops: userOps,
+			path: "api/v1/users/",
 		},
+	}
+	for _, k := range kinds {
+		if k.singleton {
+			k.ops = single(k.path)
+		} else {
+			k.ops = rest(k.path)
+		}
 	}
 }
 
