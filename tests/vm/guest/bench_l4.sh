@@ -207,7 +207,7 @@ warm_up() {
 # report: medians and ratios, as JSON and a markdown table
 report() {
 	python3 - "$WORK/runs.jsonl" "$OUT" "$ROUNDS" "$SECONDS_PER_RUN" "$CONCURRENCY" \
-		"$(uname -r)" "$(haproxy -v | head -n 1)" "$(nginx -v 2>&1)" "$(keepalived --version 2>&1 | head -n 1)" \
+		"$(uname -r)" "$(haproxy -v | sed -n 1p)" "$(nginx -v 2>&1)" "$(keepalived --version 2>&1 | sed -n 1p)" \
 		"$(nproc)" <<-'EOF'
 		import json, sys
 		runs_file, out, rounds, seconds, concurrency, kernel, haproxy, nginx, keepalived, cpus = sys.argv[1:]

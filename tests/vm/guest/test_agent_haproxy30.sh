@@ -7,6 +7,6 @@
 # the master CLI without a reload. run.sh compiles the test binary on the host.
 set -euo pipefail
 
-haproxy -v | head -1
+haproxy -v | sed -n 1p  # not head: under pipefail, haproxy writing after head exits is SIGPIPE (141)
 cd /src/agents/internal/haproxy  # testdata/ is read relative to the package
 /results/bin/haproxy.test -test.v -test.count=1 -test.timeout=240s
