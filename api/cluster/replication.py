@@ -29,7 +29,9 @@ leaves slots alone.
 
 On a standby the guard only watches; told where (``--streaming-mark``), it touches a file
 at each look while the standby streams, so that the management VIP's keepalived promotes it
-only if it was streaming when the primary went away (appliance/api/fulcrum-management).
+only if it was streaming when the primary went away (appliance/api/fulcrum-management). The
+mark is dated when the look began: a guard held up between its query and the touch (a loaded
+machine) would otherwise date it seconds after what it saw.
 Streaming means that the WAL receiver is connected *and* heard from the primary within
 ``wal_receiver_timeout`` (the receiver asks for an answer after half of it in silence, and
 gives up after all of it); the mark also needs it caught up, holding all the WAL the primary
@@ -273,12 +275,13 @@ class Guard:
 
     def step(self, conn):
         """One look at the primary behind ``conn`` (autocommit); returns the status after it."""
+        looked = time.time()  # before the look: a late touch must not make the mark say more than it saw
         status = read_status(conn, self.away)
         if status.role != "primary":
             self.last_kept_up = None
             if self.streaming_mark and status.state == "streaming" and status.caught_up:
                 with open(self.streaming_mark, "a"):
-                    os.utime(self.streaming_mark)
+                    os.utime(self.streaming_mark, (looked, looked))
             return status
         for slot in stale_slots(conn):
             conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
