@@ -210,7 +210,8 @@ def test_import_rules_from_csv_and_yaml(cli, tmp_path):
     out = cli.ok("rule", "import", "web", "-", "--replace", stdin=RULES_YAML)
     assert out == "Imported 1 rules into web: 0 created, 1 updated, 1 deleted; it has 1 rules.\n"
     assert [(r["name"], r["action"]) for r in cli.json("rule", "list")] == [("not-admin", "deny")]
-    cli.ok("rule", "delete", "web/not-admin")
+    assert cli.ok("rule", "delete-many", "web", "not-admin") == "Deleted 1 rules from web; it has 0 rules.\n"
+    assert cli.json("rule", "list") == []
 
 
 MEMBERS_CSV = """\
@@ -240,11 +241,19 @@ def test_import_members_from_csv_and_yaml(cli, tmp_path):
     result = cli("member", "import", "farm", str(tmp_path / "typo.csv"), check_code=2)
     assert 'line 2: backup: "maybe" is not true or false' in result.stderr
     assert cli.json("member", "list", "farm") == members
+    # delete-many: a name the pool lacks refuses them all, named; no name is a usage error.
+    result = cli("member", "delete-many", "farm", "f3", "f9", check_code=5)
+    assert "farm has no member named f9" in result.stderr, result.stderr
+    assert cli.json("member", "list", "farm") == members
+    cli("member", "delete-many", "farm", check_code=2)
+    out = cli.ok("member", "delete-many", "farm", "--from", "-", stdin="# retired\nf3\n\n")
+    assert out == "Deleted 1 members from farm; it has 2 members.\n"
+    assert [m["name"] for m in cli.json("member", "list", "farm")] == ["f1", "f2"]
     # --replace, from YAML on standard input: f1 keeps its id and takes the new weight.
     out = cli.ok(
         "member", "import", "farm", "-", "--replace", stdin="[{name: f1, address: 192.0.2.21, port: 8080, weight: 9}]"
     )
-    assert out == "Imported 1 members into farm: 0 created, 1 updated, 2 deleted; it has 1 members.\n"
+    assert out == "Imported 1 members into farm: 0 created, 1 updated, 1 deleted; it has 1 members.\n"
     [f1] = cli.json("member", "list", "farm")
     assert (f1["id"], f1["weight"]) == (members[0]["id"], 9)
     cli.ok("pool", "delete", "farm")

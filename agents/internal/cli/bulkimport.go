@@ -32,6 +32,7 @@ type bulkKind struct {
 	finish        func(row obj) // after a CSV row's cells, e.g. a default that depends on them
 	resolve       func(a *app, ctx context.Context, rows []obj) error
 	post          func(c *apiclient.Client, ctx context.Context, body io.Reader) (*http.Response, error)
+	postDelete    func(c *apiclient.Client, ctx context.Context, body io.Reader) (*http.Response, error)
 	parentSubject string // the parent in the help: "SERVICE"
 }
 
@@ -89,6 +90,9 @@ var bulkKinds = map[string]*bulkKind{
 		post: func(c *apiclient.Client, ctx context.Context, body io.Reader) (*http.Response, error) {
 			return c.RulesBulkCreateWithBody(ctx, jsonType, body)
 		},
+		postDelete: func(c *apiclient.Client, ctx context.Context, body io.Reader) (*http.Response, error) {
+			return c.RulesBulkDeleteCreateWithBody(ctx, jsonType, body)
+		},
 	},
 	"member": {
 		noun: "member", nouns: "members", parent: "pool", parentSubject: "POOL", help: memberImportHelp,
@@ -99,6 +103,9 @@ var bulkKinds = map[string]*bulkKind{
 		},
 		post: func(c *apiclient.Client, ctx context.Context, body io.Reader) (*http.Response, error) {
 			return c.MembersBulkCreateWithBody(ctx, jsonType, body)
+		},
+		postDelete: func(c *apiclient.Client, ctx context.Context, body io.Reader) (*http.Response, error) {
+			return c.MembersBulkDeleteCreateWithBody(ctx, jsonType, body)
 		},
 	},
 }
@@ -169,6 +176,89 @@ func (a *app) importCommand(b *bulkKind) *cobra.Command {
 	cmd.Flags().BoolVar(&replace, "replace", false, fmt.Sprintf("the file's %s become the %s's %s", b.nouns, b.parent, b.nouns))
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "FILE is CSV whatever its name (\"-\": standard input)")
 	return cmd
+}
+
+// deleteManyCommand is "fulcrum KIND delete-many PARENT NAME..." for a kind written in batches.
+func (a *app) deleteManyCommand(b *bulkKind) *cobra.Command {
+	var from string
+	cmd := &cobra.Command{
+		Use:   "delete-many " + b.parentSubject + " [NAME...]",
+		Short: fmt.Sprintf("Delete many %s of a %s at once, by name", b.nouns, b.parent),
+		Long: fmt.Sprintf(`Delete %s of one %s by name in one request and one transaction
+(POST %s): all of them or, if one is missing, none (the answer names it). The %s's
+other %s stay, in their order. The names are the arguments, or one a line in --from FILE
+("-": standard input; blank lines and lines starting with # are skipped). Applied with
+the next revision.`, b.nouns, b.parent, "/api/v1/"+b.nouns+"/bulk-delete/", b.parent, b.nouns),
+		Args: rangeArgs(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := args[1:]
+			if from != "" {
+				listed, err := readNames(from, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				names = append(names, listed...)
+			}
+			if len(names) == 0 {
+				return usagef("no %s named: give their names, or --from FILE", b.nouns)
+			}
+			ctx := cmd.Context()
+			parent, err := a.resolve(ctx, kindByName(b.parent), args[0])
+			if err != nil {
+				return err
+			}
+			parentField := strings.ReplaceAll(b.parent, "-", "_")
+			body, err := json.Marshal(obj{parentField: idOf(parent.obj), "names": names})
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			answer, err := apiclient.Read(b.postDelete(c, ctx, bytes.NewReader(body)))
+			if err != nil {
+				return err
+			}
+			if a.flags.output != "table" {
+				return a.writeData(answer)
+			}
+			var result struct{ Deleted int }
+			var total map[string]any
+			if err := json.Unmarshal(answer, &result); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(answer, &total); err != nil {
+				return err
+			}
+			a.say("Deleted %d %s from %s; it has %s %s.", result.Deleted, b.nouns, format(parent.obj["name"]),
+				format(total[b.nouns]), b.nouns)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "a file of names, one a line (\"-\": standard input)")
+	return cmd
+}
+
+// readNames reads names one a line from path ("-": stdin), skipping blank and # lines.
+func readNames(path string, stdin io.Reader) ([]string, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			names = append(names, line)
+		}
+	}
+	return names, nil
 }
 
 // poolIDs replaces each row's pool name by the pool's id.

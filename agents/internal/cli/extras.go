@@ -16,6 +16,7 @@ func (a *app) extraCommands(k *kind) []*cobra.Command {
 	case "member":
 		return []*cobra.Command{
 			a.importCommand(bulkKinds["member"]),
+			a.deleteManyCommand(bulkKinds["member"]),
 			a.memberStateCommand(k, "drain", "drain", "Drain a member: no new connections, sessions kept (at once, on every node)"),
 			a.memberStateCommand(k, "enable", "enabled", "Put a member back in service (at once, on every node)"),
 			a.memberStateCommand(k, "disable", "disabled", "Take a member out of service for maintenance (at once, on every node)"),
@@ -26,7 +27,7 @@ func (a *app) extraCommands(k *kind) []*cobra.Command {
 	case "node":
 		return []*cobra.Command{a.standbyCommand(k), a.switchoverCommand()}
 	case "rule":
-		return []*cobra.Command{a.importCommand(bulkKinds["rule"])}
+		return []*cobra.Command{a.importCommand(bulkKinds["rule"]), a.deleteManyCommand(bulkKinds["rule"])}
 	}
 	return nil
 }
