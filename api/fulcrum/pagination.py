@@ -26,6 +26,24 @@ def int_param(request, name, default=None, minimum=None, maximum=None):
     return value
 
 
+def bool_param(request, name, default):
+    """The query parameter ``name`` as true (true, 1) or false (false, 0); ``default`` when absent."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if raw.lower() not in ("true", "1", "false", "0"):
+        raise ValidationError({name: ["Must be true or false."]})
+    return raw.lower() in ("true", "1")
+
+
+def page_of(request, items):
+    """The slice of ``items`` that ``?limit=&offset=`` asks for (offset >= 0, limit 1..1000):
+    all of them from ``offset`` without a limit."""
+    limit = int_param(request, "limit", minimum=1, maximum=MAX_LIMIT)
+    offset = int_param(request, "offset", 0, minimum=0)
+    return items[offset : None if limit is None else offset + limit]
+
+
 class LimitOffsetPagination(pagination.LimitOffsetPagination):
     """DRF's limit/offset pages, with ``limit`` 1..1000 and ``offset`` >= 0 enforced."""
 

@@ -398,6 +398,9 @@ def test_update_the_ipvs_sync_setting(cli):
     assert cli.json("ipvs-sync", "show") == after
     pending = cli.ok("pending")
     assert "+ ipvs-sync\n" in pending  # a sync that is off is not in a revision at all
+    summary = cli.json("pending")["summary"]
+    assert pending.endswith(f"objects: {summary['added']} added, {summary['changed']} changed, 0 removed.\n")
+    assert summary["added"] >= 1
 
 
 def test_backup_export_dry_run_and_restore(cli, tmp_path):

@@ -1717,6 +1717,13 @@ type CertificateRequest struct {
 // * `changed` - changed
 type ChangeEnum string
 
+// ChangeSummary How many objects were added, changed and removed: all of them, whatever the page.
+type ChangeSummary struct {
+	Added   int `json:"added"`
+	Changed int `json:"changed"`
+	Removed int `json:"removed"`
+}
+
 // ClientAuthEnum * `none` - None
 // * `optional` - Optional
 // * `required` - Required
@@ -3807,11 +3814,19 @@ type PatchedVirtualServiceRequest struct {
 // Pending defines model for Pending.
 type Pending struct {
 	// BaseRevision The last published revision; null: none yet.
-	BaseRevision *int           `json:"base_revision"`
-	Objects      []ObjectChange `json:"objects"`
+	BaseRevision *int `json:"base_revision"`
+
+	// Count How many objects differ (added, changed or removed).
+	Count int `json:"count"`
+
+	// Objects The page asked for (limit, offset), in the order of path; all of them without a limit.
+	Objects []ObjectChange `json:"objects"`
 
 	// Pending The objects differ from the last published revision.
 	Pending bool `json:"pending"`
+
+	// Summary How many objects were added, changed and removed: all of them, whatever the page.
+	Summary ChangeSummary `json:"summary"`
 }
 
 // PendingCount defines model for PendingCount.
@@ -3824,6 +3839,9 @@ type PendingCount struct {
 
 	// Pending The objects differ from the last published revision.
 	Pending bool `json:"pending"`
+
+	// Summary How many objects were added, changed and removed: all of them, whatever the page.
+	Summary ChangeSummary `json:"summary"`
 }
 
 // Persistence How a client keeps its server. Fields that do not apply to “type“ are ignored.
@@ -4257,15 +4275,24 @@ type RevisionDetail struct {
 
 // RevisionDiff defines model for RevisionDiff.
 type RevisionDiff struct {
+	// Count How many objects differ.
+	Count int `json:"count"`
+
+	// Files Empty when asked without them (files=false).
 	Files []FileChange `json:"files"`
 
 	// FromRevision null: compared with nothing.
-	FromRevision *int           `json:"from_revision"`
-	Objects      []ObjectChange `json:"objects"`
+	FromRevision *int `json:"from_revision"`
+
+	// Objects The page asked for (limit, offset), in the order of path; all of them without a limit.
+	Objects []ObjectChange `json:"objects"`
 
 	// Problems Nodes whose files could not be compiled for the comparison.
-	Problems   []string `json:"problems"`
-	ToRevision int      `json:"to_revision"`
+	Problems []string `json:"problems"`
+
+	// Summary How many objects were added, changed and removed: all of them, whatever the page.
+	Summary    ChangeSummary `json:"summary"`
+	ToRevision int           `json:"to_revision"`
 }
 
 // RevisionRequest A ModelSerializer that refuses unknown fields instead of silently ignoring them.
@@ -5161,10 +5188,28 @@ type RevisionsCreate400JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// RevisionsPendingRetrieveParams defines parameters for RevisionsPendingRetrieve.
+type RevisionsPendingRetrieveParams struct {
+	// Limit at most this many objects (default: all)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset from this one on, counted from 0 in the order of path
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // RevisionsDiffRetrieveParams defines parameters for RevisionsDiffRetrieve.
 type RevisionsDiffRetrieveParams struct {
+	// Files with every node's rendered files compared (default true)
+	Files *bool `form:"files,omitempty" json:"files,omitempty"`
+
 	// From revision number to compare with (default: the one before this)
 	From *int `form:"from,omitempty" json:"from,omitempty"`
+
+	// Limit at most this many objects (default: all)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset from this one on, counted from 0 in the order of path
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
 // RevisionsRollbackCreate400JSONResponseBody defines parameters for RevisionsRollbackCreate.
@@ -7964,7 +8009,7 @@ type ClientInterface interface {
 	// RevisionsPendingRetrieve performs a GET /api/v1/revisions/pending/ (the `RevisionsPendingRetrieve` operationId) request.
 	//
 	// What an apply would change now: the objects compared with the last published revision.
-	RevisionsPendingRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RevisionsPendingRetrieve(ctx context.Context, params *RevisionsPendingRetrieveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RevisionsPendingCountRetrieve performs a GET /api/v1/revisions/pending/count/ (the `RevisionsPendingCountRetrieve` operationId) request.
 	//
@@ -10099,8 +10144,8 @@ func (c *Client) RevisionsCreate(ctx context.Context, body RevisionsCreateJSONRe
 // RevisionsPendingRetrieve performs a GET /api/v1/revisions/pending/ (the `RevisionsPendingRetrieve` operationId) request.
 //
 // What an apply would change now: the objects compared with the last published revision.
-func (c *Client) RevisionsPendingRetrieve(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRevisionsPendingRetrieveRequest(c.Server)
+func (c *Client) RevisionsPendingRetrieve(ctx context.Context, params *RevisionsPendingRetrieveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevisionsPendingRetrieveRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14947,7 +14992,7 @@ func NewRevisionsCreateRequestWithBody(server string, contentType string, body i
 }
 
 // NewRevisionsPendingRetrieveRequest constructs an http.Request for the RevisionsPendingRetrieve method
-func NewRevisionsPendingRetrieveRequest(server string) (*http.Request, error) {
+func NewRevisionsPendingRetrieveRequest(server string, params *RevisionsPendingRetrieveParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -14963,6 +15008,45 @@ func NewRevisionsPendingRetrieveRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -15103,9 +15187,45 @@ func NewRevisionsDiffRetrieveRequest(server string, id int, params *RevisionsDif
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Files != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "files", *params.Files, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.From != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -17331,7 +17451,7 @@ type ClientWithResponsesInterface interface {
 	// What an apply would change now: the objects compared with the last published revision.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	RevisionsPendingRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevisionsPendingRetrieveResponse, error)
+	RevisionsPendingRetrieveWithResponse(ctx context.Context, params *RevisionsPendingRetrieveParams, reqEditors ...RequestEditorFn) (*RevisionsPendingRetrieveResponse, error)
 
 	// RevisionsPendingCountRetrieveWithResponse performs a GET /api/v1/revisions/pending/count/ (the `RevisionsPendingCountRetrieve` operationId) request.
 	//
@@ -27205,8 +27325,8 @@ func (c *ClientWithResponses) RevisionsCreateWithResponse(ctx context.Context, b
 // What an apply would change now: the objects compared with the last published revision.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) RevisionsPendingRetrieveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RevisionsPendingRetrieveResponse, error) {
-	rsp, err := c.RevisionsPendingRetrieve(ctx, reqEditors...)
+func (c *ClientWithResponses) RevisionsPendingRetrieveWithResponse(ctx context.Context, params *RevisionsPendingRetrieveParams, reqEditors ...RequestEditorFn) (*RevisionsPendingRetrieveResponse, error) {
+	rsp, err := c.RevisionsPendingRetrieve(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

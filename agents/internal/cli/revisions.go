@@ -458,7 +458,7 @@ func (a *app) pendingCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			body, err := apiclient.Read(c.RevisionsPendingRetrieve(cmd.Context()))
+			body, err := apiclient.Read(c.RevisionsPendingRetrieve(cmd.Context(), &apiclient.RevisionsPendingRetrieveParams{}))
 			if err != nil {
 				return err
 			}
@@ -479,6 +479,8 @@ func (a *app) pendingCommand() *cobra.Command {
 			}
 			fmt.Fprintf(a.env.Stdout, "Not applied yet (since %s; 'fulcrum apply' applies them):\n", base)
 			a.printObjectChanges(pending.Objects)
+			fmt.Fprintf(a.env.Stdout, "%d objects: %d added, %d changed, %d removed.\n", pending.Count,
+				pending.Summary.Added, pending.Summary.Changed, pending.Summary.Removed)
 			return nil
 		},
 	}

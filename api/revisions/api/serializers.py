@@ -175,11 +175,24 @@ class FileChangeSerializer(serializers.Serializer):
     diff = serializers.CharField(help_text="Unified diff; certificate bundles are not shown.")
 
 
+class ChangeSummarySerializer(serializers.Serializer):
+    """How many objects were added, changed and removed: all of them, whatever the page."""
+
+    added = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    removed = serializers.IntegerField()
+
+
+PAGE_HELP = "The page asked for (limit, offset), in the order of path; all of them without a limit."
+
+
 class RevisionDiffSerializer(serializers.Serializer):
     from_revision = serializers.IntegerField(allow_null=True, help_text="null: compared with nothing.")
     to_revision = serializers.IntegerField()
-    objects = ObjectChangeSerializer(many=True)
-    files = FileChangeSerializer(many=True)
+    count = serializers.IntegerField(help_text="How many objects differ.")
+    summary = ChangeSummarySerializer()
+    objects = ObjectChangeSerializer(many=True, help_text=PAGE_HELP)
+    files = FileChangeSerializer(many=True, help_text="Empty when asked without them (files=false).")
     problems = serializers.ListField(
         child=serializers.CharField(), help_text="Nodes whose files could not be compiled for the comparison."
     )
@@ -196,16 +209,15 @@ class NotAwaitingSerializer(serializers.Serializer):
     confirm_state = serializers.ChoiceField(choices=ConfirmState.choices)
 
 
-class PendingSerializer(serializers.Serializer):
-    pending = serializers.BooleanField(help_text="The objects differ from the last published revision.")
-    base_revision = serializers.IntegerField(allow_null=True, help_text="The last published revision; null: none yet.")
-    objects = ObjectChangeSerializer(many=True)
-
-
 class PendingCountSerializer(serializers.Serializer):
     pending = serializers.BooleanField(help_text="The objects differ from the last published revision.")
     base_revision = serializers.IntegerField(allow_null=True, help_text="The last published revision; null: none yet.")
     count = serializers.IntegerField(help_text="How many objects differ (added, changed or removed).")
+    summary = ChangeSummarySerializer()
+
+
+class PendingSerializer(PendingCountSerializer):
+    objects = ObjectChangeSerializer(many=True, help_text=PAGE_HELP)
 
 
 class BackupDocumentSerializer(serializers.Serializer):

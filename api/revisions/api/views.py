@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.models import Node
-from fulcrum.pagination import int_param
+from fulcrum.pagination import MAX_LIMIT, bool_param, int_param, page_of
 from revisions import backup
 from revisions.api import serializers
 from revisions.choices import ApplyRefusal
@@ -22,6 +22,29 @@ from revisions.restore import RestoreError, restore
 from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
 
 NOT_PUBLISHED = OpenApiResponse(serializers.PublishErrorSerializer, "not published: the reasons, per object")
+CHANGES_PAGE = [
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+        description="at most this many objects (default: all)",
+    ),
+    OpenApiParameter(
+        "offset", {"type": "integer", "minimum": 0}, description="from this one on, counted from 0 in the order of path"
+    ),
+]
+
+
+def _counted(objects):
+    """How many objects changed, and how: what a banner or the head of a long list shows."""
+    summary = dict.fromkeys(("added", "changed", "removed"), 0)
+    for change in objects:
+        summary[change["change"]] += 1
+    return {"count": len(objects), "summary": summary}
+
+
+def _changes(request, objects):
+    """The changed objects counted, and the page of them the request asks for."""
+    return {**_counted(objects), "objects": page_of(request, objects)}
 
 
 def _problems(detail, err, code=status.HTTP_400_BAD_REQUEST):
@@ -82,12 +105,12 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         revision = self.get_queryset().get(pk=revision.pk)
         return Response(self.get_serializer(revision).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses=serializers.PendingSerializer)
+    @extend_schema(parameters=CHANGES_PAGE, responses=serializers.PendingSerializer)
     @action(detail=False, methods=["get"])
     def pending(self, request):
         """What an apply would change now: the objects compared with the last published revision."""
         last, objects = pending_changes()
-        body = {"pending": bool(objects), "base_revision": last.number if last else None, "objects": objects}
+        body = {"pending": bool(objects), "base_revision": last.number if last else None, **_changes(request, objects)}
         return Response(serializers.PendingSerializer(body).data)
 
     @extend_schema(responses=serializers.PendingCountSerializer)
@@ -95,7 +118,7 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def pending_count(self, request):
         """How many objects an apply would change now, without them: what a banner polls."""
         last, objects = pending_changes()
-        body = {"pending": bool(objects), "base_revision": last.number if last else None, "count": len(objects)}
+        body = {"pending": bool(objects), "base_revision": last.number if last else None, **_counted(objects)}
         return Response(serializers.PendingCountSerializer(body).data)
 
     @extend_schema(
@@ -134,7 +157,9 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("from", int, description="revision number to compare with (default: the one before this)")
+            OpenApiParameter("from", int, description="revision number to compare with (default: the one before this)"),
+            *CHANGES_PAGE,
+            OpenApiParameter("files", bool, description="with every node's rendered files compared (default true)"),
         ],
         responses=serializers.RevisionDiffSerializer,
     )
@@ -144,7 +169,8 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         to = self.get_object()
         since = self._since(request, to)
         problems, files = [], []
-        for node in Node.objects.order_by("name"):
+        nodes = Node.objects.order_by("name") if bool_param(request, "files", True) else []
+        for node in nodes:
             try:
                 new = node_files(to, node)
                 old = node_files(since, node) if since else {}
@@ -157,7 +183,7 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         body = {
             "from_revision": since.number if since else None,
             "to_revision": to.number,
-            "objects": object_changes(since.snapshot if since else {}, to.snapshot),
+            **_changes(request, object_changes(since.snapshot if since else {}, to.snapshot)),
             "files": files,
             "problems": problems,
         }

@@ -129,6 +129,11 @@ class RevisionDiffApiTest(APITestCase):
         # Compared with itself: nothing.
         same = self._diff(second, f"?from={second.number}").data
         self.assertEqual((same["objects"], same["files"]), ([], []))
+        # Without the files (no node compiled), and an empty page past the end: still counted.
+        bare = self._diff(second, "?files=false&offset=1").data
+        self.assertEqual((bare["objects"], bare["files"], bare["count"]), ([], [], 1))
+        self.assertEqual(bare["summary"], {"added": 0, "changed": 1, "removed": 0})
+        self.assertEqual(self._diff(second, "?files=maybe").status_code, 400)
 
     def test_a_diff_writes_nothing_for_a_node_that_joined_since(self):
         """A GET never writes: a node added after the revisions gets its files compiled for the

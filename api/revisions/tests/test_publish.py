@@ -177,13 +177,36 @@ class NothingToApplyTest(APITestCase):
         count = self.client.get("/api/v1/revisions/pending/count/")
         self.assertEqual(count.status_code, 200)
         objects = self.client.get("/api/v1/revisions/pending/").data["objects"]
-        self.assertEqual(count.json(), {"pending": True, "base_revision": None, "count": len(objects)})
+        added = {"added": len(objects), "changed": 0, "removed": 0}
+        self.assertEqual(
+            count.json(), {"pending": True, "base_revision": None, "count": len(objects), "summary": added}
+        )
         self.assertGreaterEqual(len(objects), 2)  # the service and its pool
         self.apply(message="first")
         self.assertEqual(
             self.client.get("/api/v1/revisions/pending/count/").json(),
-            {"pending": False, "base_revision": 1, "count": 0},
+            {"pending": False, "base_revision": 1, "count": 0, "summary": dict.fromkeys(added, 0)},
         )
+
+    def test_the_changes_come_in_pages_counted_by_kind_of_change(self):
+        self.apply(message="first")
+        Pool.objects.create(name="b-new", algorithm="round-robin")
+        Pool.objects.create(name="c-new", algorithm="round-robin")
+        Pool.objects.filter(name="web").update(algorithm="least-connections")
+        VirtualService.objects.all().delete()
+        whole = self.client.get("/api/v1/revisions/pending/").json()
+        paths = [o["path"] for o in whole["objects"]]
+        self.assertEqual(whole["count"], len(paths))
+        self.assertEqual(whole["summary"], {"added": 2, "changed": 1, "removed": len(paths) - 3})
+        pages = [self.client.get("/api/v1/revisions/pending/", {"limit": 2, "offset": n}).json() for n in (0, 2, 4)]
+        self.assertEqual([o["path"] for page in pages for o in page["objects"]], paths)
+        self.assertEqual(
+            {(page["count"], str(page["summary"])) for page in pages}, {(len(paths), str(whole["summary"]))}
+        )
+        for bad in ({"limit": 0}, {"limit": 1001}, {"offset": -1}, {"limit": "ten"}):
+            answer = self.client.get("/api/v1/revisions/pending/", bad)
+            self.assertEqual(answer.status_code, 400, bad)
+            self.assertEqual(list(answer.json()), list(bad), answer.json())
 
     def test_force_publishes_the_same_objects_again(self):
         self.apply(message="first")

@@ -40,13 +40,18 @@ class RevisionTestCase(APITestCase):
         return response.data
 
 
+NONE = {"added": 0, "changed": 0, "removed": 0}
+
+
 class PendingTest(RevisionTestCase):
     def test_pending_until_applied_and_after_each_edit(self):
         before = self.pending()
         self.assertEqual((before["pending"], before["base_revision"]), (True, None))
         self.assertIn("pools/web", [o["path"] for o in before["objects"]])
         self.apply(message="first")
-        self.assertEqual(self.pending(), {"pending": False, "base_revision": 1, "objects": []})
+        self.assertEqual(
+            self.pending(), {"pending": False, "base_revision": 1, "count": 0, "summary": NONE, "objects": []}
+        )
         s1 = Member.objects.get(name="s1")
         self.assertEqual(self.admin.patch(f"/api/v1/members/{s1.pk}/", {"weight": 4}, format="json").status_code, 200)
         after = self.pending()
@@ -61,7 +66,9 @@ class PendingTest(RevisionTestCase):
         s2 = Member.objects.get(name="s2")
         response = self.admin.post(f"/api/v1/members/{s2.pk}/runtime/", {"state": "drain"}, format="json")
         self.assertEqual(response.status_code, 200, response.data)
-        self.assertEqual(self.pending(), {"pending": False, "base_revision": 2, "objects": []})
+        self.assertEqual(
+            self.pending(), {"pending": False, "base_revision": 2, "count": 0, "summary": NONE, "objects": []}
+        )
 
     def test_pending_costs_the_same_queries_for_many_objects(self):
         def queries():

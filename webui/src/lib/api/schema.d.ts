@@ -1814,6 +1814,12 @@ export interface components {
          * @enum {string}
          */
         ChangeEnum: "added" | "removed" | "changed";
+        /** @description How many objects were added, changed and removed: all of them, whatever the page. */
+        ChangeSummary: {
+            added: number;
+            changed: number;
+            removed: number;
+        };
         /**
          * @description * `none` - None
          *     * `optional` - Optional
@@ -3413,6 +3419,10 @@ export interface components {
             pending: boolean;
             /** @description The last published revision; null: none yet. */
             base_revision: number | null;
+            /** @description How many objects differ (added, changed or removed). */
+            count: number;
+            summary: components["schemas"]["ChangeSummary"];
+            /** @description The page asked for (limit, offset), in the order of path; all of them without a limit. */
             objects: components["schemas"]["ObjectChange"][];
         };
         PendingCount: {
@@ -3422,6 +3432,7 @@ export interface components {
             base_revision: number | null;
             /** @description How many objects differ (added, changed or removed). */
             count: number;
+            summary: components["schemas"]["ChangeSummary"];
         };
         /** @description How a client keeps its server. Fields that do not apply to ``type`` are ignored. */
         Persistence: {
@@ -3802,7 +3813,12 @@ export interface components {
             /** @description null: compared with nothing. */
             from_revision: number | null;
             to_revision: number;
+            /** @description How many objects differ. */
+            count: number;
+            summary: components["schemas"]["ChangeSummary"];
+            /** @description The page asked for (limit, offset), in the order of path; all of them without a limit. */
             objects: components["schemas"]["ObjectChange"][];
+            /** @description Empty when asked without them (files=false). */
             files: components["schemas"]["FileChange"][];
             /** @description Nodes whose files could not be compiled for the comparison. */
             problems: string[];
@@ -6760,8 +6776,14 @@ export interface operations {
     revisions_diff_retrieve: {
         parameters: {
             query?: {
+                /** @description with every node's rendered files compared (default true) */
+                files?: boolean;
                 /** @description revision number to compare with (default: the one before this) */
                 from?: number;
+                /** @description at most this many objects (default: all) */
+                limit?: number;
+                /** @description from this one on, counted from 0 in the order of path */
+                offset?: number;
             };
             header?: never;
             path: {
@@ -6828,7 +6850,12 @@ export interface operations {
     };
     revisions_pending_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description at most this many objects (default: all) */
+                limit?: number;
+                /** @description from this one on, counted from 0 in the order of path */
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;

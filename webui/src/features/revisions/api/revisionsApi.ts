@@ -27,9 +27,9 @@ export function applyRevision({ message, confirmWithinS, force = false }: { mess
   return unwrap(api.POST('/api/v1/revisions/', { body }));
 }
 
-/** What an apply would change now, object by object, field by field. */
-export function getPending(): Promise<Pending> {
-  return unwrap(api.GET('/api/v1/revisions/pending/'));
+/** What an apply would change now, object by object, field by field: `limit` objects from `offset`, all of them counted. */
+export function getPending(limit: number, offset = 0): Promise<Pending> {
+  return unwrap(api.GET('/api/v1/revisions/pending/', { params: { query: { limit, offset } } }));
 }
 
 /** How many objects an apply would change now, without them (what the banner polls). */
@@ -37,9 +37,13 @@ export function getPendingCount(): Promise<PendingCount> {
   return unwrap(api.GET('/api/v1/revisions/pending/count/'));
 }
 
-/** What revision `id` changed since revision number `from` (default: the one before it). */
-export function getRevisionDiff(id: number, from?: number): Promise<RevisionDiff> {
-  return unwrap(api.GET('/api/v1/revisions/{id}/diff/', { params: { path: { id }, query: from === undefined ? {} : { from } } }));
+/**
+ * What revision `id` changed since revision number `from` (default: the one before it): `limit`
+ * objects from `offset`, all of them counted, and each node's files only with `files`.
+ */
+export function getRevisionDiff(id: number, from: number | undefined, { limit, offset, files }: { limit: number; offset: number; files: boolean }): Promise<RevisionDiff> {
+  const query = { limit, offset, files, ...(from === undefined ? {} : { from }) };
+  return unwrap(api.GET('/api/v1/revisions/{id}/diff/', { params: { path: { id }, query } }));
 }
 
 /** Keeps a revision applied with confirm; 409 when it no longer awaits confirmation. */

@@ -5,10 +5,11 @@ import { type ApplyMessageValues, applyMessageSchema, describeObject, type Objec
 import { countChanges } from './PendingChanges';
 
 // The objects named in the step; the rest are counted (Review changes lists them all).
-const LISTED = 5;
+export const LISTED = 5;
 
 type ApplyConfirmStepProps = {
-  changes: ObjectChange[];
+  changes: ObjectChange[]; // the first few
+  count: number; // all of them
   busy: boolean;
   onApply: (message: string) => void;
   onCancel: () => void;
@@ -18,13 +19,13 @@ type ApplyConfirmStepProps = {
  * The banner's Apply, one step further: what is about to be published (the changed objects,
  * counted) and a message for the history, then Apply or Cancel.
  */
-export function ApplyConfirmStep({ changes, busy, onApply, onCancel }: ApplyConfirmStepProps) {
+export function ApplyConfirmStep({ changes, count: total, busy, onApply, onCancel }: ApplyConfirmStepProps) {
   const { register, handleSubmit, formState } = useForm<ApplyMessageValues>({
     resolver: zodResolver(applyMessageSchema),
     defaultValues: { message: '' },
   });
-  const count = countChanges(changes.length);
-  const more = changes.length - LISTED;
+  const count = countChanges(total);
+  const more = total - Math.min(changes.length, LISTED);
   return (
     <form className="pending-banner-apply" aria-label={`Apply ${count}`} noValidate onSubmit={handleSubmit((values) => onApply(values.message))}>
       <p>

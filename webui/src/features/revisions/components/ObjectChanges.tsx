@@ -1,5 +1,6 @@
-import { Badge, type BadgeTone, TableWrap } from '@/components';
-import { describeField, describeObject, type FieldChange, formatValue, type ObjectChange } from '../types';
+import { Badge, type BadgeTone, Button, TableWrap } from '@/components';
+import { CHANGES_PAGE_SIZE } from '../hooks/useRevisions';
+import { type ChangeSummary, describeField, describeObject, type FieldChange, formatValue, type ObjectChange } from '../types';
 
 const TONE: Record<ObjectChange['change'], BadgeTone> = { added: 'success', removed: 'danger', changed: 'info' };
 // Lists longer than this start folded, so one big change does not hide the rest.
@@ -91,5 +92,27 @@ export function ObjectChanges({ objects }: { objects: readonly ObjectChange[] })
         );
       })}
     </ul>
+  );
+}
+
+/** How the objects changed, in words: "2 added, 1 changed" (kinds with none left out). */
+export function describeSummary(summary: ChangeSummary): string {
+  const kinds = (['added', 'changed', 'removed'] as const).filter((kind) => summary[kind] > 0);
+  return kinds.map((kind) => `${summary[kind]} ${kind}`).join(', ');
+}
+
+/** Under a list read a page at a time: how much of it is shown, and a button for the next page. */
+export function ShowMore({ shown, count, busy, onMore }: { shown: number; count: number; busy: boolean; onMore: () => void }) {
+  const left = count - shown;
+  if (left <= 0) return null;
+  return (
+    <p className="show-more">
+      <span className="muted" role="status">
+        {shown} of {count} shown.
+      </span>{' '}
+      <Button size="small" variant="ghost" busy={busy} onClick={onMore}>
+        Show {Math.min(left, CHANGES_PAGE_SIZE)} more
+      </Button>
+    </p>
   );
 }

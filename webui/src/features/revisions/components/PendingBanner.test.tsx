@@ -5,7 +5,7 @@ import type { Role } from '@/features/auth';
 import { apiCalls, mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
 import { sessionLoaded, signedInAs } from '@/test/session';
-import { revision } from '../test/fixtures';
+import { counted, pendingPage, revision } from '../test/fixtures';
 import type { ObjectChange } from '../types';
 import { PendingBanner } from './PendingBanner';
 
@@ -15,10 +15,10 @@ const changes: ObjectChange[] = [
 ];
 
 function answerPending(objects: () => ObjectChange[]) {
-  mockApi('GET', '/api/v1/revisions/pending/', () => ({ status: 200, body: { pending: objects().length > 0, base_revision: 3, objects: objects() } }));
+  mockApi('GET', '/api/v1/revisions/pending/', (request) => ({ status: 200, body: pendingPage(request, objects(), 3) }));
   mockApi('GET', '/api/v1/revisions/pending/count/', () => ({
     status: 200,
-    body: { pending: objects().length > 0, base_revision: 3, count: objects().length },
+    body: { pending: objects().length > 0, base_revision: 3, ...counted(objects()) },
   }));
 }
 
@@ -62,6 +62,16 @@ describe('PendingBanner', () => {
     ]);
     expect(screen.queryByText(/changes? not applied/)).not.toBeInTheDocument();
     expect(screen.queryByRole('form')).not.toBeInTheDocument();
+  });
+
+  it('names the first few of many changes and counts the rest, reading only those few', async () => {
+    const many: ObjectChange[] = Array.from({ length: 1200 }, (_, i) => ({ path: `pools/p${i}`, change: 'added', fields: [] }));
+    const { user } = setUp('operator', () => many);
+    const banner = await screen.findByRole('region', { name: 'Changes not applied' });
+    await user.click(within(banner).getByRole('button', { name: 'Apply' }));
+    const step = await within(banner).findByRole('form', { name: 'Apply 1200 changes' });
+    const listed = within(within(step).getByRole('list', { name: 'Changes to apply' })).getAllByRole('listitem');
+    expect(listed.map((item) => item.textContent)).toEqual(['Pool p0 added', 'Pool p1 added', 'Pool p2 added', 'Pool p3 added', 'Pool p4 added', 'and 1195 changes more']);
   });
 
   it('cancels the confirmation step without applying, and refuses a message over 500 characters', async () => {

@@ -5,9 +5,9 @@ import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { nothingToApply } from '../api/revisionsApi';
 import { formatCountdown, useCountdown } from '../hooks/useCountdown';
-import { useApply, useNewestRevision, usePending, usePendingCount } from '../hooks/useRevisions';
+import { useApply, useNewestRevision, usePendingCount, usePendingHead } from '../hooks/useRevisions';
 import { type Revision, sameAsRevision } from '../types';
-import { ApplyConfirmStep } from './ApplyConfirmStep';
+import { ApplyConfirmStep, LISTED } from './ApplyConfirmStep';
 import { changesNotApplied } from './PendingChanges';
 
 function AwaitingLine({ revision }: { revision: Revision }) {
@@ -49,15 +49,15 @@ function RefusedLine({ error, onDismiss }: { error: Error; onDismiss: () => void
  * On every page but Apply & history itself: how many changes are not applied yet (with a
  * link to review them, and Apply for those allowed to: a step that names the changes and
  * asks for a message), and a revision awaiting confirmation. With nothing pending there is
- * nothing to apply, and no Apply. It polls the count (revisions/pending/count/); the changes
- * themselves are read only for the Apply step, however many there are.
+ * nothing to apply, and no Apply. It polls the count (revisions/pending/count/); the first few
+ * changes are read only for the Apply step, however many there are.
  */
 export function PendingBanner() {
   const { pathname } = useLocation();
   const { canOperate } = usePermissions();
   const [asking, setAsking] = useState(false);
   const count = usePendingCount().data?.count ?? 0;
-  const pending = usePending(asking); // the objects themselves only for the Apply step
+  const pending = usePendingHead(LISTED, asking); // the first few objects, only for the Apply step
   const newest = useNewestRevision();
   const apply = useApply();
   const [published, setPublished] = useState<Revision>();
@@ -95,7 +95,13 @@ export function PendingBanner() {
       ) : null}
       {count > 0 && canOperate && asking ? (
         pending.data ? (
-          <ApplyConfirmStep changes={pending.data.objects} busy={apply.isPending} onApply={applyNow} onCancel={() => setAsking(false)} />
+          <ApplyConfirmStep
+            changes={pending.data.objects}
+            count={pending.data.count}
+            busy={apply.isPending}
+            onApply={applyNow}
+            onCancel={() => setAsking(false)}
+          />
         ) : (
           <p role="status" className="muted">
             {pending.isError ? `The changes could not be read: ${errorMessage(pending.error)}` : 'Reading the changes…'}

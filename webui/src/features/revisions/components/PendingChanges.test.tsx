@@ -1,18 +1,18 @@
-import { screen, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { mockApi } from '@/test/mockApi';
+import { apiCalls, mockApi } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
-import type { Pending } from '../types';
+import { pendingPage } from '../test/fixtures';
+import type { ObjectChange } from '../types';
 import { PendingChanges } from './PendingChanges';
 
-function answer(body: Pending) {
-  mockApi('GET', '/api/v1/revisions/pending/', { status: 200, body });
+function answer({ base_revision: base, objects }: { base_revision: number; objects: ObjectChange[] }) {
+  mockApi('GET', '/api/v1/revisions/pending/', (request) => ({ status: 200, body: pendingPage(request, objects, base) }));
 }
 
 describe('PendingChanges', () => {
   it('lists each object with its kind, name, change and fields old → new', async () => {
     answer({
-      pending: true,
       base_revision: 7,
       objects: [
         {
@@ -50,7 +50,6 @@ describe('PendingChanges', () => {
 
   it('names fields in words and folds away those of a new object at their defaults', async () => {
     answer({
-      pending: true,
       base_revision: 7,
       objects: [
         {
@@ -76,8 +75,31 @@ describe('PendingChanges', () => {
     expect(within(defaults).getAllByRole('rowheader').map((cell) => cell.textContent)).toEqual(['HSTS max age (s)', 'ALPN HTTP/2']);
   });
 
+  it('reads a long list a page at a time, counted whole', async () => {
+    const pools: ObjectChange[] = Array.from({ length: 120 }, (_, i) => ({
+      path: `pools/p${String(i).padStart(3, '0')}`,
+      change: i < 100 ? 'added' : 'removed',
+      fields: [{ field: 'algorithm', old: null, new: 'round-robin', default: false }],
+    }));
+    answer({ base_revision: 4, objects: pools });
+    renderWithProviders(<PendingChanges />);
+    expect(await screen.findByText('120 changes not applied')).toBeInTheDocument();
+    expect(screen.getByText(/\(100 added, 20 removed\) since revision 4/)).toBeInTheDocument();
+    const items = () => within(screen.getByRole('list', { name: 'Changed objects' })).getAllByRole('listitem');
+    expect(items()).toHaveLength(50);
+    expect(screen.getByText('50 of 120 shown.')).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Show 50 more' }));
+    expect(await screen.findByText('100 of 120 shown.')).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Show 20 more' }));
+    await waitFor(() => expect(items()).toHaveLength(120));
+    expect(screen.queryByRole('button', { name: /more$/ })).not.toBeInTheDocument();
+    expect(items().map((item) => item.querySelector('strong')?.textContent)).toEqual(pools.map((p) => p.path.slice('pools/'.length)));
+    const offsets = apiCalls.filter((c) => c.path === '/api/v1/revisions/pending/').length;
+    expect(offsets).toBe(3); // one page each, none read twice
+  });
+
   it('says when there is nothing to apply', async () => {
-    answer({ pending: false, base_revision: 4, objects: [] });
+    answer({ base_revision: 4, objects: [] });
     renderWithProviders(<PendingChanges />);
     expect(await screen.findByText('Nothing to apply')).toBeInTheDocument();
     expect(screen.getByText('The objects are the same as in revision 4, the last one applied.')).toBeInTheDocument();

@@ -23,6 +23,8 @@ function diffFrom(from: number): RevisionDiff {
   return {
     from_revision: from,
     to_revision: 7,
+    count: 1,
+    summary: { added: 0, changed: 1, removed: 0 },
     objects: [{ path: 'pools/web', change: 'changed', fields: [{ field: 'members/s1/address', old: '10.0.0.1', new: '10.0.0.2', default: false }] }],
     files: [
       { node: 'lb1', file: 'haproxy.cfg', change: 'changed', diff: HAPROXY_DIFF },
@@ -56,7 +58,7 @@ describe('RevisionDetailPage', () => {
   it("shows what the revision changed: objects and each node's files as a line diff", async () => {
     renderPage('operator');
     expect(await screen.findByRole('heading', { level: 1, name: 'Revision 7' })).toBeInTheDocument();
-    expect(await screen.findByText('Revision 7 compared with revision 6: 1 object and 2 files changed.')).toBeInTheDocument();
+    expect(await screen.findByText('Revision 7 compared with revision 6: 1 object (1 changed) and 2 files changed.')).toBeInTheDocument();
 
     const fields = screen.getByRole('table', { name: 'Fields of pool web' });
     const row = within(fields).getByRole('row', { name: /^Member s1: address/ });

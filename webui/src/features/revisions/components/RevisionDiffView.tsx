@@ -1,7 +1,7 @@
 import { Alert, EmptyState, ErrorState, LoadingState, Panel } from '@/components';
-import { useRevisionDiff } from '../hooks/useRevisions';
+import { objectsOf, useRevisionDiff } from '../hooks/useRevisions';
 import type { FileChange } from '../types';
-import { ChangeBadge, ObjectChanges } from './ObjectChanges';
+import { ChangeBadge, describeSummary, ObjectChanges, ShowMore } from './ObjectChanges';
 import { UnifiedDiff } from './UnifiedDiff';
 
 function byNode(files: readonly FileChange[]): [string, FileChange[]][] {
@@ -36,13 +36,16 @@ export function RevisionDiffView({ id, from }: { id: number; from?: number }) {
   const diff = useRevisionDiff(id, from);
   if (diff.isPending) return <LoadingState label="Comparing…" />;
   if (diff.isError) return <ErrorState error={diff.error} onRetry={() => void diff.refetch()} />;
-  const { from_revision: fromRevision, to_revision: toRevision, objects, files, problems } = diff.data;
+  const first = diff.data.pages[0];
+  if (!first) return <LoadingState label="Comparing…" />;
+  const { from_revision: fromRevision, to_revision: toRevision, count, summary, files, problems } = first;
+  const objects = objectsOf(diff.data.pages);
   const compared = fromRevision === null ? 'the empty configuration (it is the first revision)' : `revision ${fromRevision}`;
   return (
     <>
       <p className="muted" role="status">
-        Revision {toRevision} compared with {compared}: {objects.length} object{objects.length === 1 ? '' : 's'} and {files.length} file
-        {files.length === 1 ? '' : 's'} changed.
+        Revision {toRevision} compared with {compared}: {count} object{count === 1 ? '' : 's'}
+        {count ? ` (${describeSummary(summary)})` : ''} and {files.length} file{files.length === 1 ? '' : 's'} changed.
       </p>
       {problems.length ? (
         <Alert tone="warning" title="Some nodes' files could not be compared">
@@ -55,6 +58,7 @@ export function RevisionDiffView({ id, from }: { id: number; from?: number }) {
       ) : null}
       <Panel title="Objects" headingLevel={3}>
         {objects.length ? <ObjectChanges objects={objects} /> : <EmptyState title="No object changed" />}
+        <ShowMore shown={objects.length} count={count} busy={diff.isFetchingNextPage} onMore={() => void diff.fetchNextPage()} />
       </Panel>
       <Panel title="Rendered files" headingLevel={3}>
         <FileChanges files={files} />

@@ -4,15 +4,14 @@ import type { Role } from '@/features/auth';
 import { mockApi, page } from '@/test/mockApi';
 import { renderWithProviders } from '@/test/render';
 import { sessionLoaded, signedInAs } from '@/test/session';
-import { revision } from '../test/fixtures';
+import { pendingPage, revision } from '../test/fixtures';
+import type { ObjectChange } from '../types';
 import { RevisionsPage } from './RevisionsPage';
 
 function renderPage(role: Role) {
   signedInAs(role);
-  mockApi('GET', '/api/v1/revisions/pending/', {
-    status: 200,
-    body: { pending: true, base_revision: 3, objects: [{ path: 'pools/web', change: 'changed', fields: [{ field: 'algorithm', old: 'round-robin', new: 'least-connections', default: false }] }] },
-  });
+  const objects: ObjectChange[] = [{ path: 'pools/web', change: 'changed', fields: [{ field: 'algorithm', old: 'round-robin', new: 'least-connections', default: false }] }];
+  mockApi('GET', '/api/v1/revisions/pending/', (request) => ({ status: 200, body: pendingPage(request, objects, 3) }));
   const deadline = new Date(Date.now() + 60_000).toISOString();
   mockApi('GET', '/api/v1/revisions/', (request) => {
     const number = new URL(request.url).searchParams.get('number');

@@ -1,4 +1,4 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { queryKeys } from '@/lib/queryKeys';
 import {
@@ -12,9 +12,11 @@ import {
   listRevisions,
   rollbackToRevision,
 } from '../api/revisionsApi';
-import { isSettling } from '../types';
+import { isSettling, type ObjectChange } from '../types';
 
 export const HISTORY_PAGE_SIZE = 10;
+/** Changed objects asked for at a time: a configuration of thousands is never read whole. */
+export const CHANGES_PAGE_SIZE = 50;
 const POLL_MS = 1500;
 const PENDING_POLL_MS = 10_000;
 const AWAITING_POLL_MS = 5_000;
@@ -87,10 +89,41 @@ function useRefreshPendingOnChange() {
   );
 }
 
-/** What an apply would change, object by object (only while `enabled`). Polled, and asked again after any change. */
-export function usePending(enabled = true) {
+/** The first `limit` objects an apply would change, all of them counted (only while `enabled`). Polled, and asked again after any change. */
+export function usePendingHead(limit: number, enabled = true) {
   useRefreshPendingOnChange();
-  return useQuery({ queryKey: queryKeys.revisionsPending, queryFn: getPending, refetchInterval: PENDING_POLL_MS, enabled });
+  return useQuery({
+    queryKey: [...queryKeys.revisionsPending, 'head', limit],
+    queryFn: () => getPending(limit),
+    refetchInterval: PENDING_POLL_MS,
+    enabled,
+  });
+}
+
+type Counted = { count: number; objects: ObjectChange[] };
+
+/** The next page's offset: the objects read so far, until they are all read. */
+function nextOffset(last: Counted, pages: Counted[]): number | undefined {
+  const read = pages.reduce((sum, page) => sum + page.objects.length, 0);
+  return read < last.count && last.objects.length > 0 ? read : undefined;
+}
+
+/** The objects of pages read one after another, each once (an edit between two reads may shift them). */
+export function objectsOf(pages: readonly Counted[]): ObjectChange[] {
+  const seen = new Set<string>();
+  return pages.flatMap((page) => page.objects).filter((object) => !seen.has(object.path) && Boolean(seen.add(object.path)));
+}
+
+/** What an apply would change, a page at a time (fetchNextPage for more). Polled, and asked again after any change. */
+export function usePendingPages() {
+  useRefreshPendingOnChange();
+  return useInfiniteQuery({
+    queryKey: [...queryKeys.revisionsPending, 'pages'],
+    queryFn: ({ pageParam }) => getPending(CHANGES_PAGE_SIZE, pageParam),
+    initialPageParam: 0,
+    getNextPageParam: nextOffset,
+    refetchInterval: PENDING_POLL_MS,
+  });
 }
 
 /** How many objects an apply would change, without them: the banner's poll. */
@@ -99,10 +132,13 @@ export function usePendingCount() {
   return useQuery({ queryKey: [...queryKeys.revisionsPending, 'count'], queryFn: getPendingCount, refetchInterval: PENDING_POLL_MS });
 }
 
+/** What revision `id` changed, a page of objects at a time; each node's files come with the first. */
 export function useRevisionDiff(id: number, from: number | undefined) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: [...queryKeys.revision(id), 'diff', from ?? 'previous'],
-    queryFn: () => getRevisionDiff(id, from),
+    queryFn: ({ pageParam }) => getRevisionDiff(id, from, { limit: CHANGES_PAGE_SIZE, offset: pageParam, files: pageParam === 0 }),
+    initialPageParam: 0,
+    getNextPageParam: nextOffset,
     staleTime: Infinity, // revisions never change
   });
 }

@@ -1,4 +1,4 @@
-import type { NodeResult, Revision } from '../types';
+import type { ChangeSummary, NodeResult, ObjectChange, Pending, Revision } from '../types';
 
 export const at = '2026-11-22T10:00:00Z';
 
@@ -23,4 +23,19 @@ export function revision(number: number, fields: Partial<Revision> = {}): Revisi
     confirm_problem: '',
     ...fields,
   };
+}
+
+/** The changes counted as the API counts them (all of them, whatever the page). */
+export function counted(objects: readonly ObjectChange[]): { count: number; summary: ChangeSummary } {
+  const summary = { added: 0, changed: 0, removed: 0 };
+  for (const object of objects) summary[object.change] += 1;
+  return { count: objects.length, summary };
+}
+
+/** What the API answers for revisions/pending/ with `objects` pending: the page `request` asks for, all of them counted. */
+export function pendingPage(request: Request, objects: readonly ObjectChange[], baseRevision: number | null): Pending {
+  const query = new URL(request.url).searchParams;
+  const offset = Number(query.get('offset') ?? 0);
+  const limit = Number(query.get('limit') ?? objects.length);
+  return { pending: objects.length > 0, base_revision: baseRevision, ...counted(objects), objects: objects.slice(offset, offset + limit) };
 }

@@ -13,6 +13,7 @@ export type ObjectChange = Schemas['ObjectChange'];
 export type FieldChange = Schemas['FieldChange'];
 export type FileChange = Schemas['FileChange'];
 export type RevisionDiff = Schemas['RevisionDiff'];
+export type ChangeSummary = Schemas['ChangeSummary'];
 export type ConfirmState = Schemas['ConfirmStateEnum'];
 
 /** The API's limits for apply with confirm (revisions.models.CONFIRM_WITHIN_S_MIN/MAX). */
