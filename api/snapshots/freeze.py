@@ -12,11 +12,11 @@ import time
 from dataclasses import fields
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Prefetch, Q, QuerySet
 
 from certificates.models import Certificate
 from certificates.pem import snapshot_entry
-from cluster.models import HaGroup, IpvsSync, Node
+from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
 from compiler import snapshot as shape
 from services.models import Pool, Rule, VirtualService
 from snapshots.generation import generation
@@ -119,13 +119,18 @@ def ha_group_dict(group, nodes=None):
 
 
 def _frozen(number, services, pools, certificates):
-    """The snapshot dict of these querysets, and every node, HA group and the sync settings."""
-    pools = pools.prefetch_related("members").select_related("health_check", "tls_ca").order_by("name")
-    services = (
+    """The snapshot dict of these querysets, and every node, HA group and the sync settings.
+    ``pools`` as ids: those and the pools the services use (read from the services fetched)."""
+    services = list(
         services.select_related("default_pool", "default_certificate", "client_ca")
-        .prefetch_related("sni_certificates", "rules__pool")
+        .prefetch_related("sni_certificates", Prefetch("rules", Rule.objects.select_related("pool")))
         .order_by("name")
     )
+    if not isinstance(pools, QuerySet):
+        used = {s.default_pool_id for s in services} | {r.pool_id for s in services for r in s.rules.all()}
+        pools = Pool.objects.filter(pk__in=(set(pools) | used) - {None})
+    pools = pools.prefetch_related("members").select_related("health_check", "tls_ca").order_by("name")
+    groups = HaGroup.objects.prefetch_related(Prefetch("nodes", HaGroupNode.objects.select_related("node")))
     return {
         "revision": number,
         "virtual_services": [service_dict(s) for s in services],
@@ -133,7 +138,7 @@ def _frozen(number, services, pools, certificates):
         "certificates": [snapshot_entry(c) for c in certificates.order_by("name")],
         "ipvs_sync": next((sync_dict(s) for s in IpvsSync.objects.filter(enabled=True)), None),
         "nodes": [node_dict(n) for n in Node.objects.order_by("name")],
-        "ha_groups": [ha_group_dict(g) for g in HaGroup.objects.prefetch_related("nodes__node").order_by("name")],
+        "ha_groups": [ha_group_dict(g) for g in groups.order_by("name")],
     }
 
 
@@ -159,23 +164,18 @@ def freeze_around(services=(), pools=(), vips=()):
 
     What verify() says of it about these objects is what it says of the whole configuration;
     the full verify runs at apply (revisions.publish)."""
-    service_ids = set(services)
-    pool_ids = set(pools)
-    pool_ids |= _pools_of(service_ids)
-    users = set(VirtualService.objects.filter(default_pool__in=pool_ids).values_list("pk", flat=True))
-    users |= set(Rule.objects.filter(pool__in=pool_ids).values_list("virtual_service", flat=True))
-    addresses = set(vips) | set(VirtualService.objects.filter(pk__in=service_ids).values_list("vip", flat=True))
-    service_ids |= users | listening_on(addresses)
-    service_ids |= set(
-        VirtualService.objects.filter(port_end__gt=0).exclude(forwarding="proxy").values_list("pk", flat=True)
+    service_ids, pool_ids, addresses = set(services), set(pools), set(vips)
+    for address, pool in VirtualService.objects.filter(pk__in=service_ids).values_list("vip", "default_pool"):
+        addresses.add(str(address))
+        pool_ids.add(pool)
+    pool_ids |= set(
+        Rule.objects.filter(virtual_service__in=service_ids, pool__isnull=False).values_list("pool", flat=True)
     )
-    pool_ids |= _pools_of(service_ids)
-    frozen = _frozen(
-        0,
-        VirtualService.objects.filter(pk__in=service_ids),
-        Pool.objects.filter(pk__in=pool_ids),
-        Certificate.objects.none(),
-    )
+    pool_ids.discard(None)
+    users = Q(default_pool__in=pool_ids) | Q(pk__in=Rule.objects.filter(pool__in=pool_ids).values("virtual_service"))
+    ranges = Q(port_end__gt=0) & ~Q(forwarding="proxy")
+    service_ids |= set(VirtualService.objects.filter(users | _near(addresses) | ranges).values_list("pk", flat=True))
+    frozen = _frozen(0, VirtualService.objects.filter(pk__in=service_ids), pool_ids, Certificate.objects.none())
     return with_certificates(frozen)
 
 
@@ -188,18 +188,8 @@ def with_certificates(frozen):
     return frozen
 
 
-def _pools_of(service_ids):
-    """The ids of the pools these services use (default pools and rules')."""
-    if not service_ids:
-        return set()
-    used = set(VirtualService.objects.filter(pk__in=service_ids).values_list("default_pool", flat=True))
-    return used | set(
-        Rule.objects.filter(virtual_service__in=service_ids, pool__isnull=False).values_list("pool", flat=True)
-    )
-
-
-def listening_on(addresses):
-    """The ids of the services whose listeners could clash with one on ``addresses``: the same
+def _near(addresses):
+    """Where the services whose listeners could clash with one on ``addresses`` are: the same
     addresses, the wildcards of their families, and for a wildcard its whole family."""
     near = Q(pk__in=[])
     for address in addresses:
@@ -210,7 +200,12 @@ def listening_on(addresses):
         family = Q(vip__contains=":") if version == 6 else ~Q(vip__contains=":")
         unspecified = ipaddress.ip_address(address).is_unspecified
         near |= family if unspecified else Q(vip__in=[address, WILDCARDS[version]])
-    return set(VirtualService.objects.filter(near).values_list("pk", flat=True))
+    return near
+
+
+def listening_on(addresses):
+    """The ids of the services whose listeners could clash with one on ``addresses`` (_near)."""
+    return set(VirtualService.objects.filter(_near(addresses)).values_list("pk", flat=True))
 
 
 _current = {"stamp": None, "at": 0.0, "snapshot": None}

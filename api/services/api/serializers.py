@@ -65,14 +65,16 @@ def compiler_check(candidate, prefix, scope, renames=None, related=None, echoes=
         raise serializers.ValidationError(errors)
 
 
-def service_advice(service=None):
+def service_advice(service=None, frozen=None):
     """{service name: [warning]} from the stored objects and the nodes' latest status: of
-    every service, or of ``service`` (one object's answer) and its neighbourhood only."""
+    every service, or of ``service`` (one object's answer) and its neighbourhood only, or of
+    ``frozen``, that neighbourhood as a write just verified and stored it."""
     from cluster.models import Node  # cluster depends on services, not the other way round
 
     nodes = {n.name: {"networks": n.networks, "ipvs": n.ipvs_status} for n in Node.objects.all()}
     try:
-        frozen = snapshot.current() if service is None else snapshot.freeze_around(services=[service.pk])
+        if frozen is None:
+            frozen = snapshot.current() if service is None else snapshot.freeze_around(services=[service.pk])
         snap = snapshot_from_dict(frozen)
     except VerifyError:
         return {}
@@ -457,11 +459,12 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
         }
         frozen = snapshot.freeze_around(**scope)
         old = self.instance.name if self.instance is not None else None
-        rules_ = list(self.instance.rules.all()) if self.instance is not None else []
+        rules_ = list(self.instance.rules.select_related("pool")) if self.instance is not None else []
         data = snapshot.service_dict(service, rules=rules_, sni_certificates=sni)
         frozen["virtual_services"] = snapshot.replace(frozen["virtual_services"], old, data)
         related = {f"pools/{service.default_pool.name}": "default_pool"} if service.default_pool_id else {}
         compiler_check(frozen, f"virtual-services/{service.name}", scope, self.RENAMES, related)
+        self._verified = frozen  # the neighbourhood as it is once saved: the answer's warnings
         return attrs
 
     def _refuse_listener_clash(self, service):
@@ -472,7 +475,8 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
         advice = self.context.get("_advice")
         if advice is None:  # once per request: a list shares one context
             alone = self.parent is None  # one object's answer: its neighbourhood tells enough
-            advice = self.context["_advice"] = service_advice(instance if alone else None)
+            verified = getattr(self, "_verified", None) if alone else None  # a write's, not frozen again
+            advice = self.context["_advice"] = service_advice(instance if alone else None, verified)
         return advice.get(instance.name, [])
 
 
