@@ -89,9 +89,11 @@ function useRefreshPendingOnChange() {
   );
 }
 
-/** The first `limit` objects an apply would change, all of them counted (only while `enabled`). Polled, and asked again after any change. */
+/**
+ * The first `limit` objects an apply would change, all of them counted (only while `enabled`).
+ * Polled; asked again after any change by usePendingCount's subscription, which goes with it.
+ */
 export function usePendingHead(limit: number, enabled = true) {
-  useRefreshPendingOnChange();
   return useQuery({
     queryKey: [...queryKeys.revisionsPending, 'head', limit],
     queryFn: () => getPending(limit),
