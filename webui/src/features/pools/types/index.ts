@@ -46,11 +46,18 @@ export const ON_FAILURE = CHOICES.on_failure;
 
 export const algorithmChoices = (layer: PoolLayer) => choicesFor(ALGORITHMS, layer);
 
-export const MEMBER_STATES: readonly { value: MemberState; label: string; action: string }[] = [
-  { value: 'enabled', label: 'Enabled', action: 'Enable' },
-  { value: 'drain', label: 'Draining', action: 'Drain' },
-  { value: 'disabled', label: 'Disabled', action: 'Disable' },
-];
+// The console's short words for each of the catalogue's member states (a state added there
+// does not compile here until it has them).
+const MEMBER_STATE_WORDS: Record<MemberState, { label: string; action: string }> = {
+  enabled: { label: 'Enabled', action: 'Enable' },
+  drain: { label: 'Draining', action: 'Drain' },
+  disabled: { label: 'Disabled', action: 'Disable' },
+};
+
+export const MEMBER_STATES: readonly { value: MemberState; label: string; action: string }[] = CHOICES.member_state.map(({ value }) => ({
+  value,
+  ...MEMBER_STATE_WORDS[value],
+}));
 
 export function algorithmLabel(value: Algorithm | undefined): string {
   return ALGORITHMS.find((a) => a.value === value)?.label ?? value ?? 'round robin';
