@@ -10,7 +10,8 @@ row refuses the whole batch: the answer names the row (its index in the list, fr
 field, and nothing is stored.
 """
 
-from django.db import transaction
+from django.db import router, transaction
+from django.db.models.deletion import Collector
 from rest_framework import serializers
 
 from compiler import rules
@@ -123,7 +124,7 @@ class BulkRowsSerializer(StrictSerializer):
             # Rewritten rather than updated in place: Django's update of many rows is one CASE
             # per column with a branch per row (5,000 rules: minutes), a delete and an insert
             # take a second.
-            self.model.objects.filter(**{self.parent_field: parent}).delete()
+            _delete(existing.values(), self.parent_field, parent)
             counts["deleted"] = len(existing) - updated
         self.model.objects.bulk_create(made)
         total = self.model.objects.filter(**{self.parent_field: parent}).count()
@@ -233,10 +234,10 @@ class BulkDeleteSerializer(StrictSerializer):
         parent, names = self.validated_data[kind.parent_field], self.validated_data["names"]
         found = kind.model.objects.select_for_update().filter(**{kind.parent_field: parent})
         siblings = list(found.order_by("position") if kind.ordered else found)
-        deleted = kind.model.objects.filter(**{kind.parent_field: parent, "name__in": names}).delete()[0]
+        gone = set(names)
+        deleted = _delete([c for c in siblings if c.name in gone], kind.parent_field, parent)
         rest = len(siblings) - deleted
         if kind.ordered:
-            gone = set(names)
             kept = [c for c in siblings if c.name not in gone]
             for position, child in enumerate(kept):
                 child.position = position
@@ -262,6 +263,21 @@ class BulkMemberDeleteSerializer(BulkDeleteSerializer):
     names = serializers.ListField(
         child=serializers.CharField(max_length=63), max_length=MEMBERS_PER_BATCH_MAX, allow_empty=False
     )
+
+
+def _delete(children, parent_field, parent):
+    """Delete ``children`` (fetched, locked) of ``parent``; how many. Each is named in the
+    audit after its parent: given here, not fetched once per child (5,000 rules: 5,000
+    queries, most of a replace's time, when a queryset's delete fetched them again)."""
+    children = list(children)
+    for child in children:
+        setattr(child, parent_field, parent)
+    if not children:
+        return 0
+    model = type(children[0])
+    collector = Collector(using=router.db_for_write(model))
+    collector.collect(children)
+    return collector.delete()[1].get(model._meta.label, 0)
 
 
 def _rows_named(detail, field):
