@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler import render_firewall, render_haproxy, render_keepalived, snapshot_from_dict, verify
-from compiler.render import CertificateFiles
+from compiler import names, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict, verify
+from compiler.render import CertificateFiles, _structure
 from revisions.checks import check_haproxy, check_keepalived, check_nftables
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -83,3 +83,33 @@ def test_render_is_deterministic():
 
 def test_at_least_the_known_cases_exist():
     assert {"http-basic", "tcp-and-algorithms", "ipv6-and-states", "empty", "l4-forwarding", "l4-checks"} <= set(CASES)
+
+
+def _masked_state(state, dllc):
+    """A member's state that renders its server line as the structure masks it."""
+    if dllc:
+        return "enabled" if state == "disabled" else state  # a drained one's weight 0 is structure
+    return "drain"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_structure_hash_masks_exactly_the_runtime_state(case):
+    """servers.json's structure hashes haproxy.cfg with the runtime state masked in the text:
+    the same text as rendering with every member drained (weight 0) and none disabled, but in
+    a DLLC pool (its weights are structure: only disabled ones are enabled), and revision 0.
+    A template that comes to print a weight or state elsewhere fails here."""
+    data = json.loads((GOLDEN / case / "input.json").read_text())
+    masked = {**data, "revision": 0, "pools": [dict(pool) for pool in data["pools"]]}
+    weighted = set()
+    for pool in masked["pools"]:
+        dllc = pool.get("algorithm") == "dynamic-least-load"
+        pool["members"] = [
+            {**m, "state": _masked_state(m.get("state", "enabled"), dllc)} for m in pool.get("members", [])
+        ]
+        if dllc:
+            weighted.add(names.backend(pool["name"]))
+    config, expected = (
+        render_haproxy(verify(snapshot_from_dict(d)), "lb1", golden_pems())["haproxy.cfg"].decode()
+        for d in (data, masked)
+    )
+    assert _structure(config, weighted) == expected
