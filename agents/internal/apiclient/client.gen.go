@@ -4582,12 +4582,15 @@ type VirtualService struct {
 	ConnLimit *int `json:"conn_limit,omitempty"`
 
 	// DefaultCertificate Served to clients that send no SNI or an unknown name.
-	DefaultCertificate *int         `json:"default_certificate,omitempty"`
-	DefaultPool        int          `json:"default_pool"`
-	DenyCidrs          *[]string    `json:"deny_cidrs,omitempty"`
-	Description        *string      `json:"description,omitempty"`
-	Enabled            *bool        `json:"enabled,omitempty"`
-	ErrorPages         *[]ErrorPage `json:"error_pages,omitempty"`
+	DefaultCertificate *int `json:"default_certificate,omitempty"`
+	DefaultPool        int  `json:"default_pool"`
+
+	// DefaultPoolName The default pool's name (a list shows it without the pools).
+	DefaultPoolName *string      `json:"default_pool_name,omitempty"`
+	DenyCidrs       *[]string    `json:"deny_cidrs,omitempty"`
+	Description     *string      `json:"description,omitempty"`
+	Enabled         *bool        `json:"enabled,omitempty"`
+	ErrorPages      *[]ErrorPage `json:"error_pages,omitempty"`
 
 	// Forwarded * `none` - None
 	// * `x-forwarded-for` - X-forwarded-for

@@ -397,6 +397,11 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
         required=False,
     )
     error_pages = ErrorPageSerializer(many=True, required=False)
+    default_pool_name = serializers.CharField(
+        source="default_pool.name",
+        read_only=True,
+        help_text="The default pool's name (a list shows it without the pools).",
+    )
     warnings = serializers.SerializerMethodField(
         help_text="Things that will probably not work as meant (not errors): e.g. a NAT member the balancer "
         "has no network to, or a DR member on another subnet; from the nodes' reported networks."
@@ -418,6 +423,7 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
             "one_packet_scheduling",
             "enabled",
             "default_pool",
+            "default_pool_name",
             "description",
             "default_certificate",
             "sni_certificates",

@@ -32,3 +32,11 @@ class QueryCountTest(APITestCase):
         self.add_rows(1, 19)
         many = {url: self.queries(url) for url in ENDPOINTS}
         self.assertEqual(few, many)
+
+    def test_the_service_list_names_each_default_pool(self):
+        """What the console's list shows in its Pool column, without reading every pool."""
+        self.add_rows(0, 3)
+        listed = self.client.get("/api/v1/virtual-services/").json()["results"]
+        self.assertEqual(
+            [(s["name"], s["default_pool_name"]) for s in listed], [("v0", "p0"), ("v1", "p1"), ("v2", "p2")]
+        )

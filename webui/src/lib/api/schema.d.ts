@@ -4074,6 +4074,8 @@ export interface components {
             one_packet_scheduling?: boolean;
             enabled?: boolean;
             default_pool: number;
+            /** @description The default pool's name (a list shows it without the pools). */
+            readonly default_pool_name: string;
             description?: string;
             /** @description Served to clients that send no SNI or an unknown name. */
             default_certificate?: number | null;

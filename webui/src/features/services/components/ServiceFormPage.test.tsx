@@ -10,7 +10,7 @@ import type { VirtualService } from '../types';
 import { EditServicePage, NewServiceFormPage } from './ServiceFormPage';
 
 const web: VirtualService = {
-  id: 6, name: 'web', vip: '10.0.0.2', port: 80, protocol: 'http', forwarding: 'proxy', default_pool: 4, warnings: [], version: 3,
+  id: 6, name: 'web', vip: '10.0.0.2', port: 80, protocol: 'http', forwarding: 'proxy', default_pool: 4, default_pool_name: 'web', warnings: [], version: 3,
 };
 
 function renderAt(path: string, role: Role = 'admin') {

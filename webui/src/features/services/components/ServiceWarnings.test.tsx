@@ -12,10 +12,10 @@ const NAT_WARNING =
 const SCHEDULER_WARNING = 'node lb1 runs scheduler wlc instead of dllc: kernel has no dllc scheduler';
 
 const nat: VirtualService = {
-  id: 5, name: 'nat', vip: '10.0.0.1', port: 8000, port_end: 8099, protocol: 'tcp', forwarding: 'nat', default_pool: 3, enabled: true,
+  id: 5, name: 'nat', vip: '10.0.0.1', port: 8000, port_end: 8099, protocol: 'tcp', forwarding: 'nat', default_pool: 3, default_pool_name: 'nat', enabled: true,
   warnings: [NAT_WARNING, SCHEDULER_WARNING],
 };
-const web: VirtualService = { id: 6, name: 'web', vip: '10.0.0.2', port: 80, protocol: 'http', forwarding: 'proxy', default_pool: 4, warnings: [] };
+const web: VirtualService = { id: 6, name: 'web', vip: '10.0.0.2', port: 80, protocol: 'http', forwarding: 'proxy', default_pool: 4, default_pool_name: 'web', warnings: [] };
 
 function mockChoices() {
   mockApi('GET', '/api/v1/pools/', { status: 200, body: page([{ id: 3, name: 'l4', members: [], health_check: null }, { id: 4, name: 'web', members: [], health_check: null }]) });

@@ -9,8 +9,15 @@ import { ServicesPage } from './ServicesPage';
 
 type Role = 'admin' | 'operator' | 'viewer';
 
+const POOLS = [
+  { id: 1, name: 'frontends' },
+  { id: 2, name: 'backends' },
+  { id: 3, name: 'resolvers' },
+];
+
 function service(id: number, name: string, vip: string, port: number, protocol: 'http' | 'https' | 'tcp' | 'udp', pool: number): VirtualService {
-  return { id, name, vip, port, protocol, forwarding: protocol === 'udp' ? 'nat' : 'proxy', default_pool: pool, warnings: [] };
+  const poolName = POOLS.find((p) => p.id === pool)!.name;
+  return { id, name, vip, port, protocol, forwarding: protocol === 'udp' ? 'nat' : 'proxy', default_pool: pool, default_pool_name: poolName, warnings: [] };
 }
 
 const SERVICES = [
@@ -18,12 +25,6 @@ const SERVICES = [
   service(2, 'api', '10.0.0.11', 8080, 'http', 2),
   service(3, 'dns', '10.0.0.12', 53, 'udp', 3),
 ];
-const POOLS = [
-  { id: 1, name: 'frontends' },
-  { id: 2, name: 'backends' },
-  { id: 3, name: 'resolvers' },
-];
-
 function LocationProbe() {
   return <p>Location: {useLocation().search}</p>;
 }
@@ -31,7 +32,6 @@ function LocationProbe() {
 function renderList({ services = SERVICES, role = 'admin' as Role, path = '/services' } = {}) {
   mockApi('GET', '/api/v1/auth/me/', { status: 200, body: { id: 1, username: role, is_superuser: false, role } });
   mockApi('GET', '/api/v1/virtual-services/', { status: 200, body: page(services) });
-  mockApi('GET', '/api/v1/pools/', { status: 200, body: page(POOLS.map((p) => ({ ...p, algorithm: 'round-robin', members: [], health_check: null }))) });
   return renderWithProviders(
     <>
       <ServicesPage />
@@ -83,7 +83,6 @@ describe('ServicesPage', () => {
   it('follows the URL when it changes from outside, as from the menu link', async () => {
     mockApi('GET', '/api/v1/auth/me/', { status: 200, body: { id: 1, username: 'admin', is_superuser: false, role: 'admin' } });
     mockApi('GET', '/api/v1/virtual-services/', { status: 200, body: page(SERVICES) });
-    mockApi('GET', '/api/v1/pools/', { status: 200, body: page([]) });
     const { user } = renderWithProviders(
       <>
         <Link to="/services">All services</Link>

@@ -5,7 +5,7 @@ import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
 import { type ListViewSpec, useListView } from '@/lib/listView';
-import { useDeleteService, usePoolChoices, useServices } from '../hooks/useServices';
+import { useDeleteService, useServices } from '../hooks/useServices';
 import { forwardingLabel, type VirtualService } from '../types';
 import { ServiceWarnings } from './ServiceWarnings';
 
@@ -83,18 +83,18 @@ const ServiceRow = memo(function ServiceRow({ row, canEdit, deletion, onDelete }
   );
 });
 
+/** The services with what the list shows; each names its pool (the API's default_pool_name: no pools read). */
 function useServiceRows(): { rows: ServiceListRow[] | undefined; services: ReturnType<typeof useServices> } {
   const services = useServices();
-  const pools = usePoolChoices();
-  const rows = useMemo(() => {
-    if (!services.data) return undefined;
-    const names = new Map(pools.data?.map((pool) => [pool.id, pool.name]));
-    return services.data.map((service) => ({
-      service,
-      endpoint: formatEndpoint(service.vip, service.port, service.port_end),
-      poolName: names.get(service.default_pool) ?? `#${service.default_pool}`,
-    }));
-  }, [services.data, pools.data]);
+  const rows = useMemo(
+    () =>
+      services.data?.map((service) => ({
+        service,
+        endpoint: formatEndpoint(service.vip, service.port, service.port_end),
+        poolName: service.default_pool_name,
+      })),
+    [services.data],
+  );
   return { rows, services };
 }
 
