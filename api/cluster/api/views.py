@@ -179,7 +179,8 @@ class AgentDesiredView(AgentView):
                 if confirm_by is not None and timezone.now() >= confirm_by:
                     expire_confirmations()
                     confirm_by = None
-                newest = Revision.objects.order_by("-number").first()
+                # Without its snapshot: every waiting agent reads this at each wake.
+                newest = Revision.objects.defer("snapshot").order_by("-number").first()
                 if newest is not None and _is_news(newest, known, awaiting):
                     return self._bundle(newest, request.auth)
                 left = deadline - time.monotonic()
