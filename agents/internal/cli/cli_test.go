@@ -350,12 +350,21 @@ func TestActionsSpeakTheContract(t *testing.T) {
 		},
 		{
 			name: "pending", args: []string{"pending"},
-			answers: map[string]answer{"GET /api/v1/revisions/pending/": {200, `{"pending": true, "base_revision": 3, "objects": [
+			answers: map[string]answer{"GET /api/v1/revisions/pending/": {200, `{"pending": true, "base_revision": 3,
+				"count": 2, "summary": {"added": 1, "changed": 1, "removed": 0}, "objects": [
 				{"path": "pools/web", "change": "changed", "fields": [{"field": "members/s1/weight", "old": 1, "new": 2}]},
 				{"path": "certificates/site", "change": "added", "fields": []}]}`}},
 			want: recorded{method: "GET", path: "/api/v1/revisions/pending/"},
 			wantStdout: "Not applied yet (since revision 3; 'fulcrum apply' applies them):\n" +
-				"~ pools/web\n    members/s1/weight: 1 -> 2\n+ certificates/site\n",
+				"~ pools/web\n    members/s1/weight: 1 -> 2\n+ certificates/site\n2 objects: 1 added, 1 changed, 0 removed.\n",
+		},
+		{
+			// An API from before the summary (a rolling upgrade): the changes, no summary line.
+			name: "pending from an older api", args: []string{"pending"},
+			answers: map[string]answer{"GET /api/v1/revisions/pending/": {200, `{"pending": true, "base_revision": 3, "objects": [
+				{"path": "certificates/site", "change": "added", "fields": []}]}`}},
+			want:       recorded{method: "GET", path: "/api/v1/revisions/pending/"},
+			wantStdout: "Not applied yet (since revision 3; 'fulcrum apply' applies them):\n+ certificates/site\n",
 		},
 		{
 			name: "audit filters", args: []string{"audit", "--actor", "ops", "--search", "web pool", "--object-type", "pool", "-n", "5"},

@@ -479,8 +479,10 @@ func (a *app) pendingCommand() *cobra.Command {
 			}
 			fmt.Fprintf(a.env.Stdout, "Not applied yet (since %s; 'fulcrum apply' applies them):\n", base)
 			a.printObjectChanges(pending.Objects)
-			fmt.Fprintf(a.env.Stdout, "%d objects: %d added, %d changed, %d removed.\n", pending.Count,
-				pending.Summary.Added, pending.Summary.Changed, pending.Summary.Removed)
+			if pending.Count > 0 { // an API from before the summary sends none
+				fmt.Fprintf(a.env.Stdout, "%d objects: %d added, %d changed, %d removed.\n", pending.Count,
+					pending.Summary.Added, pending.Summary.Changed, pending.Summary.Removed)
+			}
 			return nil
 		},
 	}

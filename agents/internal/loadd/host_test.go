@@ -91,9 +91,10 @@ func TestHostSystemLoadRisesWithBurners(t *testing.T) {
 		t.Errorf("with %d burners on %d cores: load %d, busy %.2f; want at least %d, busy 0.9", burners, st.cores,
 			during.Milli, during.Busy, floor)
 	}
-	if during.Milli <= before.Milli {
-		t.Errorf("load did not rise: %d before, %d with burners", before.Milli, during.Milli)
-	}
+	// The floor is also the rise: on a host quieter than the burners make it,
+	// reaching it means the load rose; a host already that busy (another test
+	// tier's emulated guests) has no rise to show, and a "before < during"
+	// check there failed on noise (6000 before, 5818 with 5 burners, in a full run).
 }
 
 // A burner in a group held to a quarter of a CPU makes that group (the
