@@ -17,11 +17,16 @@ remembered: a promoted standby, an unfenced primary, takes changes at once.
 """
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, OperationalError, connection
 from django.http import JsonResponse
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 STANDBY, FENCED = "standby", "fenced"
+READ_ONLY_TRANSACTION = "25006"  # PostgreSQL's error for a write in a read-only transaction
+# The server shutting down or starting (a switchover stops and restarts PostgreSQL), or the
+# connection lost (class 08, or a psycopg error with no server state at all).
+SERVER_GONE = ("57P01", "57P02", "57P03")
+RETRY_AFTER_S = 2
 
 
 def read_only():
@@ -79,3 +84,30 @@ class StandbyMiddleware:
         if request.method not in SAFE_METHODS and (why := read_only()):
             return JsonResponse(refusal(why), status=503)
         return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        """A change that met the database turning read-only halfway (a switchover fences it
+        between this middleware's check and the write) gets the same 503 as one refused before
+        it ran; one whose database went away (PostgreSQL stopped for the switchover) a 503 to
+        try again. Never a 500: the operator only has to go to the primary, or wait."""
+        if request.method in SAFE_METHODS or not isinstance(exception, DatabaseError):
+            return None
+        sqlstate = getattr(exception.__cause__, "sqlstate", None) or ""
+        if sqlstate == READ_ONLY_TRANSACTION:
+            try:
+                why = read_only() or FENCED
+            except DatabaseError:
+                why = FENCED
+            return JsonResponse(refusal(why), status=503)
+        if (
+            sqlstate in SERVER_GONE
+            or sqlstate.startswith("08")
+            or (isinstance(exception, OperationalError) and not sqlstate)
+        ):
+            body = {
+                "detail": "The database went away while this change was being written (a switchover or a restart): "
+                "it may not have been stored. Look, and try again in a moment.",
+                "primary": primary_console(),
+            }
+            return JsonResponse(body, status=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+        return None

@@ -13,6 +13,7 @@ from unittest import mock
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
+from django.test import TransactionTestCase
 from django.utils import timezone
 from rest_framework.test import APIClient, APITestCase
 
@@ -21,6 +22,7 @@ from accounts.models import AuditEntry
 from accounts.tests.people import bearer, forget_throttles, person
 from cluster import joincode
 from cluster.models import JoinCode, Node
+from services.models import Pool
 
 VERSION = "1.4.0~git7.gabc1234"
 CERT = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
@@ -280,6 +282,32 @@ class MembershipTest(APITestCase):
             env.flush()
             with self.settings(FULCRUM_CLUSTER_ENV=env.name):
                 self.assertEqual(APIClient().get("/api/v1/cluster/").data["member_of"], None)
+
+
+class FencedMidRequestTest(TransactionTestCase):
+    """The switchover fences the database between the standby middleware's check and the
+    write: PostgreSQL refuses the INSERT (a real read-only transaction), and the answer is the
+    503 naming the VIP that the check gives, not a 500."""
+
+    def test_a_write_the_fence_catches_halfway_gets_503_not_500(self):
+        client = APIClient()
+        client.force_authenticate(person("race-admin", Role.ADMIN))
+        with connection.cursor() as cursor:
+            cursor.execute("SET default_transaction_read_only = on")  # what the fence sets
+        try:
+            # Every look says "takes changes", as the middleware's did just before the fence.
+            with (
+                mock.patch("cluster.standby.read_only", return_value=None),
+                self.settings(FULCRUM_CLUSTER_ENV="/nonexistent/cluster.env", FULCRUM_MGMT_VIP="192.0.2.10"),
+            ):
+                refused = client.post("/api/v1/pools/", {"name": "raced", "algorithm": "round-robin"}, format="json")
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SET default_transaction_read_only = off")
+        self.assertEqual(refused.status_code, 503, refused.content)
+        self.assertEqual(refused.json()["primary"], "https://192.0.2.10/")
+        self.assertIn("does not hold the cluster's management address", refused.json()["detail"])
+        self.assertFalse(Pool.objects.filter(name="raced").exists())
 
 
 class JoinCommandTest(APITestCase):
