@@ -242,13 +242,7 @@ the next revision.`, b.nouns, b.parent, "/api/v1/"+b.nouns+"/bulk-delete/", b.pa
 
 // readNames reads names one a line from path ("-": stdin), skipping blank and # lines.
 func readNames(path string, stdin io.Reader) ([]string, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
+	data, err := readInput(path, stdin)
 	if err != nil {
 		return nil, err
 	}

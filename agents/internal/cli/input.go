@@ -16,6 +16,19 @@ import (
 // readDocuments reads objects from a YAML or JSON file ("-": stdin): one
 // object, a list of objects, or several YAML documents.
 func readDocuments(path string, stdin io.Reader) ([]obj, error) {
+	data, err := readInput(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := parseDocuments(data)
+	if err != nil {
+		return nil, usagef("%s: %v", displayPath(path), err)
+	}
+	return docs, nil
+}
+
+// readInput reads the whole file at path ("-": stdin); a file it cannot read is a usage error.
+func readInput(path string, stdin io.Reader) ([]byte, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -26,11 +39,7 @@ func readDocuments(path string, stdin io.Reader) ([]obj, error) {
 	if err != nil {
 		return nil, usagef("cannot read %s: %v", path, err)
 	}
-	docs, err := parseDocuments(data)
-	if err != nil {
-		return nil, usagef("%s: %v", displayPath(path), err)
-	}
-	return docs, nil
+	return data, nil
 }
 
 func displayPath(path string) string {
