@@ -23,7 +23,9 @@ keeps WAL for it nor counts it as a standby that is away. Told which node it run
 first-boot setup names the appliance after the guard started), the guard also makes the slot
 of every other node that has none: a standby promoted to primary has no slots (they are not
 copied), and the former primary, when it comes back as a standby, finds its slot waiting,
-with the WAL it needs kept from the promotion on.
+with the WAL it needs kept from the promotion on. Told where (``--slot-file``), it writes there
+this node's own slot name, as "ID NAME SLOT": a switchover needs it at once, and starting
+Python for it takes most of a minute on a busy emulated appliance (fulcrum-management).
 It reads the nodes from the API's table where it connects to the API's database; elsewhere it
 leaves slots alone.
 
@@ -215,14 +217,28 @@ def missing_slots(conn, node):
         return sorted(wanted - {name for (name,) in cur.fetchall()})
 
 
+def own_slot(conn, node):
+    """``node``'s own slot, as "ID NAME SLOT" (the one the other appliances keep for it), or None
+    where ``conn``'s database has no nodes table or no such node."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
+        if not cur.fetchone()[0]:
+            return None
+        cur.execute(f"SELECT id FROM {NODES} WHERE name = %s", (node,))
+        row = cur.fetchone()
+    return f"{row[0]} {node} {slot_name(row[0], node)}" if row else None
+
+
 class Guard:
     """Keeps ``synchronous_standby_names`` set while a standby keeps up, clear otherwise."""
 
     def __init__(
         self, away=AWAY_S, clock=time.monotonic, node=None, node_file=None, streaming_mark=None,
-        management_conf=None,
+        management_conf=None, slot_file=None,
     ):  # fmt: skip
         self.away = away
+        self.slot_file = slot_file  # where this node's own slot is written (own_slot)
+        self.slot_written = None
         self.streaming_mark = streaming_mark  # touched at each look while this standby streams
         self.management_conf = management_conf  # the management VIP's running keepalived.conf
         self.held = False  # the last look kept commits waiting for want of the witness
@@ -241,6 +257,21 @@ class Guard:
                 return None
             return words[0].split(".")[0] if words else None
         return self.node
+
+    def write_own_slot(self, conn):
+        """Write this node's own slot to ``slot_file`` when it changed (atomically: root reads it)."""
+        node = self.this_node()
+        slot = own_slot(conn, node) if node else None
+        if slot is None or slot == self.slot_written:
+            return
+        try:
+            with open(f"{self.slot_file}.new", "w", encoding="utf-8") as f:
+                f.write(f"{slot}\n")
+            os.replace(f"{self.slot_file}.new", self.slot_file)
+        except OSError as error:
+            log.warning("this node's slot could not be written to %s: %s", self.slot_file, error)
+            return
+        self.slot_written = slot
 
     def witness(self):
         """The management VIP's witness check, as its keepalived runs it: (address, mark), or
@@ -277,6 +308,8 @@ class Guard:
         """One look at the primary behind ``conn`` (autocommit); returns the status after it."""
         looked = time.time()  # before the look: a late touch must not make the mark say more than it saw
         status = read_status(conn, self.away)
+        if self.slot_file:
+            self.write_own_slot(conn)
         if status.role != "primary":
             self.last_kept_up = None
             if self.streaming_mark and status.state == "streaming" and status.caught_up:
@@ -354,6 +387,7 @@ def main(argv=None):
     parser.add_argument(
         "--management-conf", help="the management VIP's keepalived.conf: degrade only while its witness answers"
     )
+    parser.add_argument("--slot-file", help='a file to write this node\'s own slot to, as "ID NAME SLOT"')
     parser.add_argument("--interval", type=float, default=INTERVAL_S, help=argparse.SUPPRESS)
     parser.add_argument("--verbose", action="store_true", help="log every look at the primary")
     args = parser.parse_args(argv)
@@ -370,7 +404,7 @@ def main(argv=None):
         return 0
     Guard(
         args.away, node=args.node, node_file=args.node_file, streaming_mark=args.streaming_mark,
-        management_conf=args.management_conf,
+        management_conf=args.management_conf, slot_file=args.slot_file,
     ).run(args.dsn, args.interval)  # fmt: skip
     return 0
 

@@ -250,9 +250,13 @@ def test_the_primary_keeps_a_slot_for_every_other_node(pair):
     primary.sql("CREATE TABLE cluster_node (id int PRIMARY KEY, name text)")
     primary.sql("INSERT INTO cluster_node VALUES (1, 'lb1'), (2, 'lb2')")
     (home / "hostname").write_text("lb1.example.com\n")  # as /etc/hostname names the appliance
-    with guard(primary, home, "--node-file", str(home / "hostname")):
+    own = home / "slot"
+    with guard(primary, home, "--node-file", str(home / "hostname"), "--slot-file", str(own)):
         slots = "SELECT array_agg(slot_name ORDER BY slot_name) FROM pg_replication_slots"
         wait_for(lambda: primary.sql(slots)[0][0] == ["lb2_2"], "the other node's slot made")
+        # Its own slot (the one the others keep for it), for fulcrum-management's switchover.
+        wait_for(own.exists, "its own slot written")
+        assert own.read_text() == "1 lb1 lb1_1\n"
         # Made with its WAL reserved from now on, so that the node finds what it lacks.
         assert primary.sql("SELECT restart_lsn IS NOT NULL FROM pg_replication_slots") == [(True,)]
         assert primary.status().state == "degraded"  # a node of the cluster is away

@@ -170,6 +170,10 @@ def management_story(appliances, lines=25):
 
 
 SWITCHOVER_ANSWER_S = 120  # the switchover's answer: the API's own wait for the root side (30 s) and its commits
+# The VIP moves once the root side has fenced, waited for the standby to catch up (up to 30 s,
+# FULCRUM_HANDOVER_WAIT_S) and to receive the stop's checkpoint (30 s more), and restarted its
+# keepalived: a busy emulated pair can take most of that.
+HANDOVER_S = 150
 
 
 def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, joined):
@@ -188,7 +192,7 @@ def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, 
         # audit entry's commit: a loaded emulated pair can take most of that.
         asked = at_vip.post("/api/v1/cluster/switchover/", timeout=SWITCHOVER_ANSWER_S)
         assert asked.status_code == 202 and asked.json()["standby"] == JOINED, asked.text
-        box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, 60, f"{JOINED} holds the management VIP",
+        box.wait_until(lambda: holders((appliance, box), MGMT_VIP) == {ADDRESS}, HANDOVER_S, f"{JOINED} holds the management VIP",
                        explain=lambda: management_story((appliance, box)))  # fmt: skip
         promoted = box.wait_until(
             lambda: (lambda log: log if "promoting this appliance's database" in log else None)(
