@@ -9,6 +9,7 @@ import pytest
 from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
 from compiler import snapshot as shape
 from compiler import snapshot_from_dict
+from revisions.tests.configuration import admin_client, build
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 from snapshots import freeze
 
@@ -50,3 +51,23 @@ def test_every_field_of_the_compilers_shapes_is_frozen():
 def test_a_field_named_as_converted_must_be_the_compilers():
     with pytest.raises(TypeError, match="Pool has no field nonesuch"):
         freeze._stored_as_is(shape.Pool, "members", "nonesuch")
+
+
+@pytest.mark.django_db
+def test_a_revision_read_as_rows_freezes_as_its_objects_do():
+    """freeze() reads a revision as values() rows; a single write freezes model instances
+    (pool_dict, service_dict). Both go through one translation, and give the same dicts."""
+    build(admin_client())
+    frozen = freeze.freeze(1)
+    services = VirtualService.objects.order_by("name")
+    assert frozen["virtual_services"] == [freeze.service_dict(s) for s in services]
+    assert frozen["pools"] == [freeze.pool_dict(p) for p in Pool.objects.order_by("name")]
+    # The configuration has what each translation converts: SNI, a rate limit, rules with and
+    # without a pool, a pool without a health check, one verified by a CA.
+    www = next(s for s in frozen["virtual_services"] if s["name"] == "www")
+    assert len(www["certificates"]) == 2 and www["rate_limit"] == {"requests": 100, "period_s": 20}
+    assert {r["pool"] for r in www["rules"]} >= {"api", ""}
+    assert {p["name"]: ("health_check" in p, p["tls_ca"]) for p in frozen["pools"]} == {
+        "api": (False, "ca"),
+        "web": (True, ""),
+    }
