@@ -5,6 +5,7 @@
     files = render_haproxy(proved, "lb1")  # {"haproxy.cfg": b"...", "haproxy.d/...": b"..."}
     files |= render_keepalived(proved, "lb1")  # {"keepalived.conf": b"...", ...} or {}
     files |= render_firewall(proved, "lb1")  # {"firewall.nft": b"..."}: the node's firewall sets
+    render_haproxy_nodes(proved, ["lb1", "lb2"])  # {node: files}: what nodes share rendered once
 
 One way: the renderers take only verify()'s answer (compiler.facts.Verified) and never
 verify again. No file I/O, no database, no clock: the same snapshot always gives the same
@@ -15,7 +16,7 @@ from compiler.errors import VerifyError
 from compiler.facts import Verified
 from compiler.firewall import render_firewall
 from compiler.keepalived import render_keepalived
-from compiler.render import render_haproxy
+from compiler.render import render_haproxy, render_haproxy_nodes
 from compiler.snapshot import Snapshot, snapshot_from_dict
 from compiler.verify import verify
 
@@ -25,6 +26,7 @@ __all__ = [
     "VerifyError",
     "render_firewall",
     "render_haproxy",
+    "render_haproxy_nodes",
     "render_keepalived",
     "snapshot_from_dict",
     "verify",

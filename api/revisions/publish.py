@@ -16,7 +16,7 @@ from django.utils import timezone
 from certificates.models import Certificate
 from certificates.pem import ca_pem, haproxy_pem
 from cluster.models import Node
-from compiler import VerifyError, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict, verify
+from compiler import VerifyError, render_firewall, render_haproxy_nodes, render_keepalived, snapshot_from_dict, verify
 from compiler.locate import Complaint, locate_haproxy, locate_keepalived
 from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy, check_keepalived, check_nftables, complaints
@@ -113,10 +113,9 @@ def compile_for_nodes(snapshot, node_names):
     checked by its daemon."""
     try:
         proved = verify(snapshot_from_dict(snapshot))
-        pems = _pems(snapshot)
+        haproxy = render_haproxy_nodes(proved, node_names, _pems(snapshot))
         rendered = {
-            name: render_haproxy(proved, name, pems) | render_keepalived(proved, name) | render_firewall(proved, name)
-            for name in node_names
+            name: haproxy[name] | render_keepalived(proved, name) | render_firewall(proved, name) for name in node_names
         }
     except VerifyError as err:
         raise PublishError(err.problems) from err

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from compiler import names, render_firewall, render_haproxy, render_keepalived, snapshot_from_dict, verify
-from compiler.render import CertificateFiles, _structure
+from compiler.render import CertificateFiles, _structure, render_haproxy_nodes
 from revisions.checks import check_haproxy, check_keepalived, check_nftables
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -113,3 +113,21 @@ def test_the_structure_hash_masks_exactly_the_runtime_state(case):
         for d in (data, masked)
     )
     assert _structure(config, weighted) == expected
+
+
+def test_nodes_alike_are_rendered_once_and_named_apart():
+    """render_haproxy_nodes gives each node what render_haproxy gives it alone. Nodes with
+    the same floating VIPs and peers (lb1, lb2: both in both groups) differ only in the lines
+    that name them, and share servers.json: its structure leaves those lines out."""
+    proved = verify(snapshot_from_dict(json.loads((GOLDEN / "ha" / "input.json").read_text())))
+    nodes = ("lb1", "lb2", "lb3")  # lb3 is in no group: no floating VIPs, no peers
+    together = render_haproxy_nodes(proved, nodes, golden_pems())
+    assert together == {node: render_haproxy(proved, node, golden_pems()) for node in nodes}
+    lb1, lb2, lb3 = (together[node]["haproxy.cfg"].decode().splitlines() for node in nodes)
+    assert [(a, b) for a, b in zip(lb1, lb2, strict=True) if a != b] == [
+        (lb1[0], lb1[0].replace("for node lb1.", "for node lb2.")),
+        ("    localpeer lb1", "    localpeer lb2"),
+    ]
+    assert together["lb1"]["haproxy.d/servers.json"] == together["lb2"]["haproxy.d/servers.json"]
+    assert any(" transparent" in line for line in lb1) and not any(" transparent" in line for line in lb3)
+    assert together["lb1"]["haproxy.d/servers.json"] != together["lb3"]["haproxy.d/servers.json"]

@@ -19,12 +19,19 @@ def name_problems(value, path):
     return [] if rules.NAME_RE.match(value) else [(path, f"invalid name {value!r}: {rules.NAME_HELP}")]
 
 
-def address_problems(value, path):
+def parsed_address(value):
+    """``value`` as an ip_address, or None if it is not one."""
     try:
-        ipaddress.ip_address(value)
+        return ipaddress.ip_address(value)
     except ValueError:
-        return [(path, f"not an IP address: {value!r}")]
-    return []
+        return None
+
+
+def address_problems(value, path):
+    return [] if parsed_address(value) is not None else [(path, f"not an IP address: {value!r}")]
+
+
+BROADCAST = ipaddress.IPv4Address("255.255.255.255")
 
 
 def unusable(address):
@@ -32,7 +39,7 @@ def unusable(address):
     broadcast, or a zone (fe80::1%eth0), which means something on one host only."""
     return (
         (address.is_multicast and "a multicast address")
-        or (address == ipaddress.IPv4Address("255.255.255.255") and "the broadcast address")
+        or (address == BROADCAST and "the broadcast address")
         or (getattr(address, "scope_id", None) and "a scoped address (%zone)")
         or ""
     )
@@ -43,9 +50,8 @@ def member_address_problems(value, loopback, path):
     itself (HAProxy connecting to its own listeners). A loopback address reaches a service on
     each node itself: only when the member says so (``loopback``), as a typo for a real
     server's address would otherwise send its traffic to whatever listens on the node."""
-    if problems := address_problems(value, path):
-        return problems
-    address = ipaddress.ip_address(value)
+    if (address := parsed_address(value)) is None:
+        return address_problems(value, path)
     why = unusable(address) or (address.is_unspecified and "the unspecified address, which reaches the node itself")
     if why:
         return [(path, f"{value!r} is {why}: it cannot be a member")]
@@ -69,9 +75,8 @@ def vip_problems(value, path):
     """A VIP the nodes can hold and bind (0.0.0.0 and :: bind every address, as HAProxy's
     ``bind :80``): not IPv4-mapped IPv6 (the IPv4 address is the VIP), nor IPv6 link-local
     (bound only with a zone)."""
-    if problems := address_problems(value, path):
-        return problems
-    address = ipaddress.ip_address(value)
+    if (address := parsed_address(value)) is None:
+        return address_problems(value, path)
     why = unusable(address)
     if not why and address.version == 6 and address.ipv4_mapped:
         why = f"an IPv4-mapped IPv6 address (make {address.ipv4_mapped} the VIP)"

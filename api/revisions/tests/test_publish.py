@@ -64,7 +64,9 @@ class PublishTest(APITestCase):
     def test_config_rejected_by_haproxy_is_not_published(self):
         # Stand-in for a compiler bug: the renderer emits what the real haproxy refuses.
         broken = {"haproxy.cfg": b"frontend f\n    bind 10.0.0.1:notaport\n"}
-        with mock.patch("revisions.publish.render_haproxy", return_value=broken):
+        with mock.patch(
+            "revisions.publish.render_haproxy_nodes", side_effect=lambda _, nodes, __: dict.fromkeys(nodes, broken)
+        ):
             response = self.client.post("/api/v1/revisions/", {"message": "bad"}, format="json")
         self.assertEqual(response.status_code, 400)
         # The daemon named a section that is none of the operator's: the node's files.
