@@ -68,28 +68,36 @@ def _hidden(before, after):
     return (SECRET if before else before), (SECRET if after else after)
 
 
-def object_changes(old, new):
-    """The objects added, removed or changed from snapshot ``old`` to ``new`` (dicts)."""
+def object_changes(old, new, fields=True):
+    """The objects added, removed or changed from snapshot ``old`` to ``new`` (dicts). With
+    ``fields=False`` each leaves out its field changes: enough to count them, or to decide
+    that nothing changed, at a fraction of the cost (every field of 10,000 services added
+    took 10 s to list)."""
     old, new = old or {}, new or {}
     changes = []
+
+    def changed(path, change, before, after, section):
+        entry = {"path": path, "change": change}
+        if fields:
+            entry["fields"] = _fields(before, after, section)
+        changes.append(entry)
+
     for section, label in SECTIONS.items():
         before = {item["name"]: item for item in old.get(section) or []}
         after = {item["name"]: item for item in new.get(section) or []}
         for name in sorted(set(before) | set(after)):
             path = f"{label}/{name}"
             if name not in before:
-                changes.append({"path": path, "change": "added", "fields": _fields({}, after[name], section)})
+                changed(path, "added", {}, after[name], section)
             elif name not in after:
-                changes.append({"path": path, "change": "removed", "fields": _fields(before[name], {}, section)})
+                changed(path, "removed", before[name], {}, section)
             elif before[name] != after[name]:
-                changes.append(
-                    {"path": path, "change": "changed", "fields": _fields(before[name], after[name], section)}
-                )
+                changed(path, "changed", before[name], after[name], section)
     for section, label in SINGLETONS.items():
         before, after = old.get(section), new.get(section)
         if before != after:
             change = "added" if before is None else "removed" if after is None else "changed"
-            changes.append({"path": label, "change": change, "fields": _fields(before or {}, after or {}, section)})
+            changed(label, change, before or {}, after or {}, section)
     return changes
 
 

@@ -97,15 +97,16 @@ def _pems(snapshot):
     }
 
 
-def pending_changes(snapshot=None):
+def pending_changes(snapshot=None, fields=True):
     """What an apply would change: the last published revision (None before the first) and
-    the objects of ``snapshot`` that differ from it (revisions.diff.object_changes).
+    the objects of ``snapshot`` that differ from it (revisions.diff.object_changes: without
+    their ``fields`` when told so).
 
     Without ``snapshot``, the current objects as readers see them (snapshots.freeze.current:
     the pending endpoint and the console's banner); publish passes the snapshot it froze, so
     "nothing pending" is decided the same way for both."""
     last = Revision.objects.only("number", "snapshot").order_by("-number").first()
-    return last, object_changes(last.snapshot if last else {}, current() if snapshot is None else snapshot)
+    return last, object_changes(last.snapshot if last else {}, current() if snapshot is None else snapshot, fields)
 
 
 def compile_for_nodes(snapshot, node_names):
@@ -219,7 +220,7 @@ def publish(author, message, confirm_within_s=None, force=False):
     """
     with publishing():
         snapshot = freeze(last_number() + 1)
-        last, changes = pending_changes(snapshot)
+        last, changes = pending_changes(snapshot, fields=False)
         if not changes and not force:
             raise NothingToApply(last.number if last else None)
         settle_awaiting(ConfirmState.CONFIRMED)

@@ -26,7 +26,7 @@ def overview(now):
     """The dashboard's data (OverviewSerializer's shape)."""
     expire_confirmations(now)  # as the revision views do: a passed deadline rolls back first
     nodes = list(Node.objects.select_related("applied_revision").order_by("name"))
-    _, changes = pending_changes()
+    _, changes = pending_changes(fields=False)
     newest = Revision.objects.prefetch_related("node_states").order_by("-number").first()
     return {
         "services": service_rows(now),

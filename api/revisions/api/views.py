@@ -117,7 +117,7 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=False, methods=["get"], url_path="pending/count")
     def pending_count(self, request):
         """How many objects an apply would change now, without them: what a banner polls."""
-        last, objects = pending_changes()
+        last, objects = pending_changes(fields=False)
         body = {"pending": bool(objects), "base_revision": last.number if last else None, **_counted(objects)}
         return Response(serializers.PendingCountSerializer(body).data)
 

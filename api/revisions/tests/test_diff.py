@@ -44,6 +44,17 @@ def test_added_removed_and_singletons():
     }
 
 
+def test_without_fields_the_same_objects_change_the_same_way():
+    """What publish (nothing to apply?), the banner's count and the dashboard ask for."""
+    api = {"name": "api", "algorithm": "round-robin", "members": []}
+    old = {"pools": [POOL, api], "virtual_services": [{"name": "www", "port": 80}]}
+    new = {"pools": [{**POOL, "algorithm": "source-hash"}], "virtual_services": [{"name": "w2", "port": 81}]}
+    for before, after in ((old, new), (new, old), ({}, new), (old, old), ({**old, "ipvs_sync": {}}, old)):
+        listed = object_changes(before, after)
+        assert object_changes(before, after, fields=False) == [{k: c[k] for k in ("path", "change")} for c in listed]
+    assert object_changes(old, old, fields=False) == []
+
+
 def test_fields_of_an_object_added_or_removed_say_when_they_are_at_their_default():
     """A new service listed every field (92 rows, issue 20): the console folds the defaults."""
     pool = {**POOL, "members": [{"name": "s1", "weight": 1, "backup": False, "max_queue": 9}], "http_reuse": "safe"}
