@@ -191,12 +191,18 @@ def slot_name(node_id, node_name):
     return f"{re.sub(r'[^a-z0-9_]', '_', node_name.lower())[:50]}_{node_id}"
 
 
+def _has_nodes(cur):
+    """Whether the database behind ``cur`` has the API's nodes table (the guard may watch one
+    that is not the API's)."""
+    cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
+    return cur.fetchone()[0]
+
+
 def stale_slots(conn):
     """Inactive slots of nodes that are no longer in the cluster; none where ``conn``'s database
     has no nodes table (the guard may watch a database that is not the API's)."""
     with conn.cursor() as cur:
-        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
-        if not cur.fetchone()[0]:
+        if not _has_nodes(cur):
             return []
         cur.execute(f"SELECT id, name FROM {NODES}")
         kept = {slot_name(node_id, name) for node_id, name in cur.fetchall()}
@@ -208,8 +214,7 @@ def missing_slots(conn, node):
     """The slots of the cluster's nodes other than ``node`` (this appliance's name) that the
     primary behind ``conn`` lacks; none where ``conn``'s database has no nodes table."""
     with conn.cursor() as cur:
-        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
-        if not cur.fetchone()[0]:
+        if not _has_nodes(cur):
             return []
         cur.execute(f"SELECT id, name FROM {NODES} WHERE name <> %s", (node,))
         wanted = {slot_name(node_id, name) for node_id, name in cur.fetchall()}
@@ -221,8 +226,7 @@ def own_slot(conn, node):
     """``node``'s own slot, as "ID NAME SLOT" (the one the other appliances keep for it), or None
     where ``conn``'s database has no nodes table or no such node."""
     with conn.cursor() as cur:
-        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (NODES,))
-        if not cur.fetchone()[0]:
+        if not _has_nodes(cur):
             return None
         cur.execute(f"SELECT id FROM {NODES} WHERE name = %s", (node,))
         row = cur.fetchone()

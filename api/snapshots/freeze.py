@@ -42,9 +42,8 @@ SYNC_FIELDS = _stored_as_is(shape.IpvsSync, "group", "ha_group")
 
 
 # What a values() row of each model holds for its translation below: the fields stored as
-# they are, and the relations' names and other stored shapes the translation converts.
-MEMBER_VALUES = MEMBER_FIELDS
-HEALTH_CHECK_VALUES = HEALTH_CHECK_FIELDS
+# they are, and the relations' names and other stored shapes the translation converts (a
+# member's and a health check's rows are their *_FIELDS).
 POOL_VALUES = (*POOL_FIELDS, "tls_ca__name")
 RULE_VALUES = (*RULE_FIELDS, "pool__name")
 SERVICE_VALUES = (
@@ -177,8 +176,8 @@ def _frozen(number, services, pools, certificates):
     if not isinstance(pools, QuerySet):
         used = {s["default_pool"] for s in service_rows} | {r["pool"] for rs in rules.values() for r in rs}
         pools = Pool.objects.filter(pk__in=(set(pools) | used) - {None})
-    members = _by(Member.objects.filter(pool__in=pools).order_by(), "pool", *MEMBER_VALUES)
-    checks = HealthCheck.objects.filter(pool__in=pools).order_by().values("pool", *HEALTH_CHECK_VALUES)
+    members = _by(Member.objects.filter(pool__in=pools).order_by(), "pool", *MEMBER_FIELDS)
+    checks = HealthCheck.objects.filter(pool__in=pools).order_by().values("pool", *HEALTH_CHECK_FIELDS)
     checks = {row["pool"]: row for row in checks}
 
     def service(row):
