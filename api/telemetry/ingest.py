@@ -6,6 +6,8 @@ upserted in one, samples and events are bulk inserted, and old rows are pruned b
 Names that match no object (deleted since the node's revision) are skipped.
 """
 
+from datetime import timedelta
+
 from django.db import IntegrityError, connection, transaction
 
 from cluster.models import Node
@@ -21,6 +23,11 @@ from telemetry.models import (
 )
 
 FIGURES = ("connections", "requests", "errors", "bytes_in", "bytes_out")
+# How far an agent's read_at may be from the API's clock: a little ahead (the clocks of a
+# pair are synchronised, not equal), and behind by the interval (the agent gives up on a
+# send after one) and a minute.
+AHEAD = timedelta(seconds=5)
+LATE = timedelta(minutes=1)
 HEALTH_FIELDS = ("status", "check_status", "detail", "code", "latency_ms")
 UPSERTED = (*HEALTH_FIELDS, "checked_at", "since", "last_failure", "last_failure_at")
 
@@ -42,13 +49,14 @@ def _record(node, report, now):
         Node.objects.select_for_update(no_key=True).filter(pk=node.pk).values_list("pk").first()
         services = _service_ids(report["services"])
         members = _member_ids(report["members"])
+        at = placed(report, now)
         samples = [
-            _sample(node, report["interval_s"], now, e, service=services[e["service"]])
+            _sample(node, report["interval_s"], at, e, service=services[e["service"]])
             for e in report["services"]
             if e["service"] in services
         ]
         samples += [
-            _sample(node, report["interval_s"], now, e, member=members[(e["pool"], e["member"])])
+            _sample(node, report["interval_s"], at, e, member=members[(e["pool"], e["member"])])
             for e in report["members"]
             if (e["pool"], e["member"]) in members
         ]
@@ -61,6 +69,17 @@ def _record(node, report, now):
         events = _record_health(node, health, now)
         prune(now, {event.member_id for event in events})
     return events
+
+
+def placed(report, now):
+    """When a report's samples were taken: the agent's ``read_at`` if the API's clock, ``now``,
+    finds it plausible, else ``now``. Placed on arrival, a report delayed past a bucket's end
+    would share the next bucket with the following one, and the graph would show half the
+    rate there and a gap after."""
+    read_at = report.get("read_at")
+    if read_at is None or not now - timedelta(seconds=report["interval_s"]) - LATE <= read_at <= now + AHEAD:
+        return now
+    return read_at
 
 
 def _service_ids(entries):
@@ -78,9 +97,9 @@ def _member_ids(entries):
     }
 
 
-def _sample(node, interval_s, now, entry, service=None, member=None):
+def _sample(node, interval_s, at, entry, service=None, member=None):
     figures = {name: entry[name] for name in FIGURES}
-    return TrafficSample(node=node, at=now, interval_s=interval_s, service_id=service, member_id=member, **figures)
+    return TrafficSample(node=node, at=at, interval_s=interval_s, service_id=service, member_id=member, **figures)
 
 
 def _record_health(node, reports, now):

@@ -63,7 +63,11 @@ def test_requests_through_the_vip_are_counted_once(telemetry, stack, lab):
     for _ in range(REQUESTS):
         status, _, _ = lab.client_get(f"http://{VIP}/")
         assert status == 200
-    wait_for(lambda: requests_counted(stack, services)["tel"] >= REQUESTS, TELEMETRY_WAIT_S)
+    try:
+        wait_for(lambda: requests_counted(stack, services).get("tel", 0) >= REQUESTS, TELEMETRY_WAIT_S)
+    except pytest.fail.Exception:
+        points = stack.api.get(f"{services}minutes=5&step=10").json()["series"]
+        pytest.fail(f"{REQUESTS} requests not counted within {TELEMETRY_WAIT_S} s; the points: {points}")
     time.sleep(11)  # one more sample: nothing is counted twice
     assert requests_counted(stack, services)["tel"] == REQUESTS
     per_member = requests_counted(stack, members)

@@ -1326,12 +1326,16 @@ type AgentStatusRequest_Management struct {
 }
 
 // AgentTelemetryRequest What an agent saw on its node over the last “interval_s“ (sent every 10 s). Names that
-// match no object are skipped; the API stores it with its own clock.
+// match no object are skipped. The counts are graphed at “read_at“ when the API's clock finds
+// it plausible, else at their arrival; health is dated by its arrival.
 type AgentTelemetryRequest struct {
 	// IntervalS Seconds the counts cover.
-	IntervalS int                      `json:"interval_s"`
-	Members   *[]MemberTrafficRequest  `json:"members,omitempty"`
-	Services  *[]ServiceTrafficRequest `json:"services,omitempty"`
+	IntervalS int                     `json:"interval_s"`
+	Members   *[]MemberTrafficRequest `json:"members,omitempty"`
+
+	// ReadAt When the agent read the counts, by its clock: the end of the interval. A report that arrives late is still graphed where it was read; one the API's clock finds implausible (ahead of it, or older than the interval and a minute) is placed at its arrival.
+	ReadAt   *time.Time               `json:"read_at,omitempty"`
+	Services *[]ServiceTrafficRequest `json:"services,omitempty"`
 }
 
 // AlgorithmEnum * `round-robin` - Round robin (weights ignored)

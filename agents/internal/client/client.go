@@ -209,6 +209,9 @@ type IPVSStatus struct {
 type Telemetry struct {
 	// IntervalS is how many seconds the counts cover (1 to 300).
 	IntervalS int `json:"interval_s"`
+	// ReadAt is when the counts were read, the interval's end; the API
+	// graphs them there rather than when they arrive.
+	ReadAt time.Time `json:"read_at,omitzero"`
 	// Services has one entry per virtual service on this node.
 	Services []ServiceTelemetry `json:"services"`
 	// Members has one entry per pool member on this node.

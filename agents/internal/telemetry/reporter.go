@@ -52,12 +52,14 @@ type Reporter struct {
 }
 
 // Run sends at once, then every Interval on a steady beat until ctx ends.
-// A step that overruns its beat skips the beats it missed.
+// A step that overruns its beat skips the beats it missed. Each sample is
+// dated by its beat, not by when the sleep ended, so that a late wake-up
+// cannot put two samples in one of the API's buckets.
 func (r *Reporter) Run(ctx context.Context) {
 	interval := r.interval()
 	next := r.now()
 	for {
-		r.Step(ctx)
+		r.step(ctx, next)
 		now := r.now()
 		next = next.Add(interval)
 		for !next.After(now) {
@@ -72,7 +74,11 @@ func (r *Reporter) Run(ctx context.Context) {
 // Step reads the daemons and sends what they counted since the previous
 // Step. It gives up on a send that takes longer than an interval.
 func (r *Reporter) Step(ctx context.Context) {
-	now := r.now()
+	r.step(ctx, r.now())
+}
+
+// step is Step for the reading dated now.
+func (r *Reporter) step(ctx context.Context, now time.Time) {
 	elapsed := now.Sub(r.lastRead)
 	if r.lastRead.IsZero() || elapsed > maxIntervalS*time.Second {
 		r.Collector.Reset() // first reading, or the previous is too old to count from
@@ -83,7 +89,10 @@ func (r *Reporter) Step(ctx context.Context) {
 	if readErr != nil {
 		r.note("telemetry: cannot read a daemon; sending what the others counted", readErr)
 	}
-	t := client.Telemetry{IntervalS: intervalSeconds(elapsed), Services: services, Members: members}
+	t := client.Telemetry{
+		IntervalS: intervalSeconds(elapsed), ReadAt: now.UTC().Truncate(time.Millisecond),
+		Services: services, Members: members,
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.interval())
 	defer cancel()
 	if err := r.Sender.Telemetry(ctx, t); err != nil {

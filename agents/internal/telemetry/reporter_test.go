@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,29 @@ func TestReporterBeat(t *testing.T) {
 	}
 	if sender.sent[0].Services[0].Connections != 1 {
 		t.Error("the first sample must carry the gauges")
+	}
+}
+
+// Each sample is dated by its beat, on the millisecond, though every sleep
+// ends late and every send takes time: the API graphs each in its own
+// 10-s bucket.
+func TestReporterDatesSamplesByBeat(t *testing.T) {
+	sender := &fakeSender{took: []time.Duration{300 * time.Millisecond, 2 * time.Second, 0, 4 * time.Second}}
+	r, ctx, _ := newReporter(t, sender, 5)
+	sleep := r.Sleep
+	r.Sleep = func(ctx context.Context, d time.Duration) error { return sleep(ctx, d+1500*time.Millisecond+1234) }
+	r.Run(ctx)
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var got, want []time.Time
+	for i, sent := range sender.sent {
+		got = append(got, sent.ReadAt)
+		want = append(want, start.Add(time.Duration(i)*10*time.Second))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("read_at mismatch (-want +got):\n%s", diff)
+	}
+	if intervals, _ := requests(sender.sent); !slices.Equal(intervals, []int{10, 10, 10, 10, 10}) {
+		t.Errorf("interval_s %v, want 10 each", intervals)
 	}
 }
 

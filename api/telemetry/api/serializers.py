@@ -80,9 +80,18 @@ class MemberTrafficSerializer(AgentReport, TrafficFiguresSerializer):
 
 class AgentTelemetrySerializer(AgentReport, StrictSerializer):
     """What an agent saw on its node over the last ``interval_s`` (sent every 10 s). Names that
-    match no object are skipped; the API stores it with its own clock."""
+    match no object are skipped. The counts are graphed at ``read_at`` when the API's clock finds
+    it plausible, else at their arrival; health is dated by its arrival."""
 
     interval_s = serializers.IntegerField(min_value=1, max_value=300, help_text="Seconds the counts cover.")
+    read_at = serializers.DateTimeField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="When the agent read the counts, by its clock: the end of the interval. A report that "
+        "arrives late is still graphed where it was read; one the API's clock finds implausible "
+        "(ahead of it, or older than the interval and a minute) is placed at its arrival.",
+    )
     services = ServiceTrafficSerializer(many=True, max_length=ITEMS_MAX, required=False, default=list)
     members = MemberTrafficSerializer(many=True, max_length=ITEMS_MAX, required=False, default=list)
 

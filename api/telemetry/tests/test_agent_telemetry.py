@@ -107,6 +107,27 @@ class AgentTelemetryTest(APITestCase):
         self.node.refresh_from_db()
         self.assertEqual(self.node.last_seen, at(7))
 
+    def test_samples_are_placed_when_the_agent_read_them_if_the_apis_clock_agrees(self):
+        """A report read at 9 s that arrives at 12 s is graphed at 9 s: in its own bucket, not in
+        the next one beside the following report. A read_at ahead of the API's clock, or older
+        than the interval and a minute, is placed on arrival; health is always the API's time."""
+        cases = [
+            (at(9), at(12), at(9)),
+            (at(12) + timedelta(seconds=5), at(12), at(17)),  # clocks a little apart
+            (at(12) + timedelta(seconds=6), at(12), at(12)),  # ahead
+            (at(12) - timedelta(seconds=70), at(12), at(-58)),  # the interval and a minute late
+            (at(12) - timedelta(seconds=71), at(12), at(12)),  # older
+            (None, at(12), at(12)),
+        ]
+        for read_at, arrival, expected in cases:
+            TrafficSample.objects.all().delete()
+            body = {**report(members=[member_entry("web-pool", "s1")]), "read_at": read_at}
+            self.assertEqual(post(self.agent, body, arrival).status_code, 204)
+            self.assertEqual(TrafficSample.objects.get().at, expected, read_at)
+            self.assertEqual(MemberHealth.objects.get().checked_at, arrival)
+        answer = post(self.agent, {**report(), "read_at": "yesterday"}, T0)
+        self.assertEqual((answer.status_code, list(answer.json())), (400, ["read_at"]))
+
     def test_samples_older_than_65_minutes_are_dropped_on_the_next_report(self):
         body = report([{"service": "web", **figures(requests=1)}])
         post(self.agent, body, T0)

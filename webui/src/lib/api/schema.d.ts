@@ -1481,11 +1481,17 @@ export interface components {
         };
         /**
          * @description What an agent saw on its node over the last ``interval_s`` (sent every 10 s). Names that
-         *     match no object are skipped; the API stores it with its own clock.
+         *     match no object are skipped. The counts are graphed at ``read_at`` when the API's clock finds
+         *     it plausible, else at their arrival; health is dated by its arrival.
          */
         AgentTelemetryRequest: {
             /** @description Seconds the counts cover. */
             interval_s: number;
+            /**
+             * Format: date-time
+             * @description When the agent read the counts, by its clock: the end of the interval. A report that arrives late is still graphed where it was read; one the API's clock finds implausible (ahead of it, or older than the interval and a minute) is placed at its arrival.
+             */
+            read_at?: string | null;
             services?: components["schemas"]["ServiceTrafficRequest"][];
             members?: components["schemas"]["MemberTrafficRequest"][];
         };
