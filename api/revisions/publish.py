@@ -105,8 +105,13 @@ def pending_changes(snapshot=None, fields=True):
     Without ``snapshot``, the current objects as readers see them (snapshots.freeze.current:
     the pending endpoint and the console's banner); publish passes the snapshot it froze, so
     "nothing pending" is decided the same way for both."""
-    last = Revision.objects.only("number", "snapshot").order_by("-number").first()
+    last = last_published()
     return last, object_changes(last.snapshot if last else {}, current() if snapshot is None else snapshot, fields)
+
+
+def last_published():
+    """The last published revision, with its number and snapshot only; None before the first."""
+    return Revision.objects.only("number", "snapshot").order_by("-number").first()
 
 
 def compile_for_nodes(snapshot, node_names):

@@ -14,12 +14,13 @@ from fulcrum.pagination import MAX_LIMIT, bool_param, int_param, page_of
 from revisions import backup
 from revisions.api import serializers
 from revisions.choices import ApplyRefusal
-from revisions.diff import file_changes, object_changes
+from revisions.diff import file_changes, object_changes, with_fields
 from revisions.models import Revision
 from revisions.problems import refused_body
-from revisions.publish import NothingToApply, PublishError, node_files, pending_changes, publish
+from revisions.publish import NothingToApply, PublishError, last_published, node_files, pending_changes, publish
 from revisions.restore import RestoreError, restore
 from revisions.rollback import NotAwaiting, confirm, expire_confirmations, rollback
+from snapshots.freeze import current
 
 NOT_PUBLISHED = OpenApiResponse(serializers.PublishErrorSerializer, "not published: the reasons, per object")
 CHANGES_PAGE = [
@@ -42,9 +43,11 @@ def _counted(objects):
     return {"count": len(objects), "summary": summary}
 
 
-def _changes(request, objects):
-    """The changed objects counted, and the page of them the request asks for."""
-    return {**_counted(objects), "objects": page_of(request, objects)}
+def _changes(request, old, new):
+    """The objects changed from snapshot ``old`` to ``new`` counted, and the page of them the
+    request asks for with their fields: a page's fields cost a page, not every object's."""
+    objects = object_changes(old, new, fields=False)
+    return {**_counted(objects), "objects": with_fields(old, new, page_of(request, objects))}
 
 
 def _problems(detail, err, code=status.HTTP_400_BAD_REQUEST):
@@ -109,8 +112,9 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=False, methods=["get"])
     def pending(self, request):
         """What an apply would change now: the objects compared with the last published revision."""
-        last, objects = pending_changes()
-        body = {"pending": bool(objects), "base_revision": last.number if last else None, **_changes(request, objects)}
+        last = last_published()
+        changes = _changes(request, last.snapshot if last else {}, current())
+        body = {"pending": changes["count"] > 0, "base_revision": last.number if last else None, **changes}
         return Response(serializers.PendingSerializer(body).data)
 
     @extend_schema(responses=serializers.PendingCountSerializer)
@@ -183,7 +187,7 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         body = {
             "from_revision": since.number if since else None,
             "to_revision": to.number,
-            **_changes(request, object_changes(since.snapshot if since else {}, to.snapshot)),
+            **_changes(request, since.snapshot if since else {}, to.snapshot),
             "files": files,
             "problems": problems,
         }

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APITestCase
 
 from cluster.models import Node
-from revisions.diff import file_changes, object_changes
+from revisions.diff import file_changes, object_changes, with_fields
 from revisions.models import NodeRevision, Revision
 from revisions.tests.test_publish import make_service
 from services.models import Member, Pool, Rule, VirtualService
@@ -53,6 +53,28 @@ def test_without_fields_the_same_objects_change_the_same_way():
         listed = object_changes(before, after)
         assert object_changes(before, after, fields=False) == [{k: c[k] for k in ("path", "change")} for c in listed]
     assert object_changes(old, old, fields=False) == []
+
+
+def test_a_page_of_changes_gets_the_fields_of_its_objects_only():
+    """The pending view and a revision's diff page the objects first, then list fields."""
+    api = {"name": "api", "algorithm": "round-robin", "members": []}
+    old = {"pools": [POOL, api], "virtual_services": [{"name": "www", "port": 80}]}
+    new = {"pools": [{**POOL, "algorithm": "source-hash"}], "virtual_services": [{"name": "www", "port": 8080}]}
+    new["ipvs_sync"] = {"interface": "eth1"}
+    objects = object_changes(old, new, fields=False)
+    assert [c["path"] for c in objects] == ["virtual-services/www", "pools/api", "pools/web", "ipvs-sync"]
+    assert with_fields(old, new, objects[2:4]) == [
+        {"path": "pools/web", "change": "changed", "fields": [
+            {"field": "algorithm", "old": "round-robin", "new": "source-hash", "default": False}]},
+        {"path": "ipvs-sync", "change": "added", "fields": [
+            {"field": "interface", "old": None, "new": "eth1", "default": False}]},
+    ]  # fmt: skip
+    removed = with_fields(old, new, objects[1:2])[0]["fields"]
+    assert {f["field"]: (f["old"], f["new"]) for f in removed} == {
+        "algorithm": ("round-robin", None), "members": ([], None), "name": ("api", None)}  # fmt: skip
+    assert with_fields(old, new, objects[:1])[0]["fields"] == [
+        {"field": "port", "old": 80, "new": 8080, "default": False}
+    ]
 
 
 def test_fields_of_an_object_added_or_removed_say_when_they_are_at_their_default():
