@@ -11,7 +11,7 @@
 //   keys   each character of `filter` typed into the page's search box, then the box cleared:
 //          from the key's event time to the frame after the last DOM change it caused (or
 //          the next frame when it changed nothing), once the page shows `expectedVisible[i]`
-//          rows; with the rows left visible
+//          rows and nothing is aria-busy; with the rows left visible
 // Times come from the page's own clock (performance.now, 0 = navigation start). Nothing is
 // asserted here; the caller checks the row counts.
 
@@ -73,7 +73,9 @@ function armKeystroke() {
     probe.lastChange = performance.now();
     paintAfter();
   });
-  probe.observer.observe(document.querySelector('main') ?? document.body, { childList: true, subtree: true, characterData: true });
+  // aria-busy too: a list that asks the API shows the old rows, busy, until the answer.
+  const watched = { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ['aria-busy'] };
+  probe.observer.observe(document.querySelector('main') ?? document.body, watched);
 }
 
 // The functions below run in the page (serialised one by one): each counts rows itself.
@@ -89,8 +91,9 @@ function keystrokeResult() {
 }
 
 /**
- * Done when the list shows the rows it should, the frame after the last change has been
- * painted and nothing changed since for `quietMs`. Without the row count, a render sliced
+ * Done when the list shows the rows it should, nothing on the page is busy (a list that
+ * asks the API is until the answer), the frame after the last change has been painted and
+ * nothing changed since for `quietMs`. Without the row count, a render sliced
  * over several tasks (React's deferred rendering) could look quiet before it commits.
  */
 function keystrokeSettled({ quietMs, expected }) {
@@ -98,6 +101,7 @@ function keystrokeSettled({ quietMs, expected }) {
   if (probe.start === null || probe.painted === null) return false;
   const visible = [...document.querySelectorAll('table tbody tr')].filter((row) => !row.hidden).length;
   if (expected !== null && visible !== expected) return false;
+  if (document.querySelector('[aria-busy="true"]')) return false; // still waiting for the API
   const last = probe.lastChange ?? probe.start;
   return probe.painted >= last && performance.now() - last >= quietMs;
 }

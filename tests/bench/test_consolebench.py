@@ -57,10 +57,18 @@ def test_the_static_page_holds_the_same_rows_escaped():
     assert 'type="search"' in page and "3 virtual services" in page
 
 
+def test_the_static_page_shows_a_page_of_rows_and_holds_them_all():
+    rows = bench.service_rows(bench.PAGE_ROWS + 50)
+    page = bench.static_page(rows)
+    assert page.count('<tr><th scope="row">') == bench.PAGE_ROWS
+    assert rows[-1]["name"] in page and f"{len(rows)} virtual services" in page
+
+
 def test_the_filter_narrows_by_name_as_documented():
     names = [r["name"] for r in bench.service_rows(1000)]
     assert bench.narrowing(names, bench.FILTER) == "1,000 → 1,000 (5 keys) → 100 → 10 → 1"
-    assert bench.expected_visible(names, "") == 1000
+    assert bench.expected_visible(names, "") == bench.PAGE_ROWS == 100
+    assert bench.expected_after_each_key(names, bench.FILTER) == [100] * 6 + [10, 1, 100]
 
 
 def test_a_run_with_the_wrong_rows_is_refused():

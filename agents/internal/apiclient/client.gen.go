@@ -5158,6 +5158,12 @@ type PoolsListParams struct {
 
 	// Offset The initial index from which to return the results.
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Ordering Comma-separated columns to sort by (name, algorithm, members, health_check); a leading - sorts one descending.
+	Ordering *string `form:"ordering,omitempty" json:"ordering,omitempty"`
+
+	// Search Only the rows where every word appears in one of their searched fields (case-insensitive).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
 }
 
 // PoolsDestroyParams defines parameters for PoolsDestroy.
@@ -5297,6 +5303,12 @@ type VirtualServicesListParams struct {
 
 	// Offset The initial index from which to return the results.
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Ordering Comma-separated columns to sort by (name, vip, port, protocol, default_pool_name, enabled); a leading - sorts one descending.
+	Ordering *string `form:"ordering,omitempty" json:"ordering,omitempty"`
+
+	// Search Only the rows where every word appears in one of their searched fields (case-insensitive).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
 }
 
 // VirtualServicesDestroyParams defines parameters for VirtualServicesDestroy.
@@ -14619,6 +14631,30 @@ func NewPoolsListRequest(server string, params *PoolsListParams) (*http.Request,
 
 		}
 
+		if params.Ordering != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ordering", *params.Ordering, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -16238,6 +16274,30 @@ func NewVirtualServicesListRequest(server string, params *VirtualServicesListPar
 		if params.Offset != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Ordering != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ordering", *params.Ordering, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -1,7 +1,7 @@
 """CRUD endpoints for the services app. Logic lives in the serializers and the compiler."""
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from accounts import audit
 from fulcrum.concurrency import VersionedViewSetMixin
+from fulcrum.filters import Ordering, Search
 from fulcrum.pagination import int_param
 from revisions.api.serializers import PublishErrorSerializer
 from revisions.problems import refused_body
@@ -23,6 +24,16 @@ class VirtualServiceViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
 
     queryset = VirtualService.objects.select_related("default_pool").prefetch_related("sni_certificates")
     serializer_class = serializers.VirtualServiceSerializer
+    filter_backends = [Search, Ordering]
+    search_fields = ["name", "description", "vip", "port", "protocol", "forwarding", "default_pool__name"]
+    ordering_fields = {
+        "name": "name",
+        "vip": "vip",
+        "port": "port",
+        "protocol": "protocol",
+        "default_pool_name": "default_pool__name",
+        "enabled": "enabled",
+    }
 
     @extend_schema(request=serializers.ListenerCheckSerializer, responses={204: None})
     @action(detail=False, methods=["post"], url_path="check-listener")
@@ -38,6 +49,27 @@ class PoolViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
 
     queryset = Pool.objects.prefetch_related("members").select_related("health_check")
     serializer_class = serializers.PoolSerializer
+    filter_backends = [Search, Ordering]
+    search_fields = [
+        "name",
+        "description",
+        "algorithm",
+        "health_check__type",
+        "health_check__path",
+        "members__name",
+        "members__address",
+    ]
+    ordering_fields = {
+        "name": "name",
+        "algorithm": "algorithm",
+        "members": "member_count",
+        "health_check": "health_check__type",
+    }
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        # Counted for the list's order only: a write locks its row, and a count cannot be locked.
+        return queryset.annotate(member_count=Count("members")) if self.action == "list" else queryset
 
 
 @extend_schema_view(

@@ -13,6 +13,7 @@ export { FormSection } from './FormSection';
 export { LinesField } from './LinesField';
 export { ListFilter } from './ListFilter';
 export { PageHeader } from './PageHeader';
+export { Pager } from './Pager';
 export { PendingChangeNotice, type PendingChangeState } from './PendingChangeNotice';
 export { Panel } from './Panel';
 export { ScrollText } from './ScrollText';

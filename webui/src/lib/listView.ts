@@ -91,16 +91,17 @@ function useFilterText(urlText: string, writeUrl: (text: string) => void) {
   return [text, change] as const;
 }
 
+const NO_RESETS: readonly string[] = [];
+const PAGE_RESETS: readonly string[] = ['page'];
+
 /**
- * A list's filter (`?q=`) and sort order (`?sort=`) kept in the URL, so both survive a reload
- * and can be shared as a link. The rows shown follow a deferred copy of the filter: typing
- * stays immediate while a long list re-renders. `spec` should be a module constant (its
- * functions are memo dependencies).
+ * The filter (`?q=`), sort order (`?sort=`) and any other state of a list kept in the URL, so
+ * that they survive a reload and can be shared as a link. `update` sets one parameter (and
+ * drops those in `resets`, as a new filter or order goes back to the first page).
  */
-export function useListView<T, K extends string>(rows: readonly T[] | undefined, spec: ListViewSpec<T, K>) {
+function useListParams<K extends string>(keys: readonly K[], defaultSort: K, resets: readonly string[] = NO_RESETS) {
   const [params, setParams] = useSearchParams();
-  const keys = Object.keys(spec.sortValues) as K[];
-  const sort = parseSort(params.get('sort'), keys, spec.defaultSort);
+  const sort = parseSort(params.get('sort'), keys, defaultSort);
 
   const update = useCallback(
     (name: string, value: string) =>
@@ -109,18 +110,40 @@ export function useListView<T, K extends string>(rows: readonly T[] | undefined,
           const next = new URLSearchParams(current);
           if (value) next.set(name, value);
           else next.delete(name);
+          if (name !== 'page') for (const reset of resets) next.delete(reset);
           return next;
         },
         { replace: true },
       ),
-    [setParams],
+    [setParams, resets],
   );
 
+  const urlQuery = params.get('q') ?? '';
   const writeQuery = useCallback((value: string) => update('q', value), [update]);
-  const [query, setQuery] = useFilterText(params.get('q') ?? '', writeQuery);
+  const [query, setQuery] = useFilterText(urlQuery, writeQuery);
+
+  const toggleSort = useCallback(
+    (key: K) => {
+      const descending = sort.key === key && sort.direction === 'ascending';
+      update('sort', key === defaultSort && !descending ? '' : `${descending ? '-' : ''}${key}`);
+    },
+    [sort.key, sort.direction, defaultSort, update],
+  );
+
+  return { params, update, sort, toggleSort, query, setQuery, urlQuery };
+}
+
+/**
+ * A list's filter and sort order kept in the URL (`useListParams`), applied in the browser to
+ * rows it already holds. The rows shown follow a deferred copy of the filter: typing stays
+ * immediate while a long list re-renders. `spec` should be a module constant (its functions
+ * are memo dependencies).
+ */
+export function useListView<T, K extends string>(rows: readonly T[] | undefined, spec: ListViewSpec<T, K>) {
+  const { searchText, sortValues, defaultSort } = spec;
+  const { sort, toggleSort, query, setQuery } = useListParams(Object.keys(sortValues) as K[], defaultSort);
   const deferredQuery = useDeferredValue(query);
 
-  const { searchText, sortValues, defaultSort } = spec;
   const sorted = useMemo(() => {
     if (!rows) return [];
     const value = sortValues[sort.key];
@@ -135,13 +158,54 @@ export function useListView<T, K extends string>(rows: readonly T[] | undefined,
     return words.length ? sorted.filter((row) => matchesWords(searchText(row), words)) : sorted;
   }, [sorted, searchText, deferredQuery]);
 
-  const toggleSort = useCallback(
-    (key: K) => {
-      const descending = sort.key === key && sort.direction === 'ascending';
-      update('sort', key === defaultSort && !descending ? '' : `${descending ? '-' : ''}${key}`);
-    },
-    [sort.key, sort.direction, defaultSort, update],
-  );
-
   return { query, setQuery, sort, toggleSort, visible, total: rows?.length ?? 0, stale: deferredQuery !== query };
+}
+
+/** How a list paged on the server is sorted: each column's terms of the API's `ordering`. */
+export type ServerListSpec<K extends string> = {
+  /** The API's columns for each sortable column, ascending (`-enabled`: enabled ones first). */
+  ordering: Record<K, readonly string[]>;
+  /** The column the list is sorted by when the URL says nothing; it also breaks ties. */
+  defaultSort: K;
+  pageSize: number;
+};
+
+/** What a server-paged list asks the API for. */
+export type ServerListRequest = { search: string; ordering: string; limit: number; offset: number };
+
+function orderingTerms(terms: readonly string[], direction: SortDirection): string[] {
+  if (direction === 'ascending') return [...terms];
+  return terms.map((term) => (term.startsWith('-') ? term.slice(1) : `-${term}`));
+}
+
+/**
+ * A list searched, sorted and paged by the API: its filter, order and page (`?page=`) kept in
+ * the URL (`useListParams`). The request follows the URL, so the API is asked once typing
+ * pauses, not at each key; a new filter or order goes back to the first page. `spec` should
+ * be a module constant.
+ */
+export function useServerListView<K extends string>(spec: ServerListSpec<K>) {
+  const { ordering, defaultSort, pageSize } = spec;
+  const { params, update, sort, toggleSort, query, setQuery, urlQuery } = useListParams(
+    Object.keys(ordering) as K[],
+    defaultSort,
+    PAGE_RESETS,
+  );
+  const page = Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1);
+  const setOffset = useCallback((offset: number) => update('page', offset > 0 ? String(Math.floor(offset / pageSize) + 1) : ''), [update, pageSize]);
+  const terms = [...orderingTerms(ordering[sort.key], sort.direction)];
+  if (sort.key !== defaultSort) terms.push(...ordering[defaultSort]);
+  const request: ServerListRequest = { search: urlQuery.trim(), ordering: terms.join(','), limit: pageSize, offset: (page - 1) * pageSize };
+  return { query, setQuery, sort, toggleSort, request, setOffset, typing: query !== urlQuery };
+}
+
+/**
+ * Back to the last page when the one shown is past the end: its last rows were deleted, or
+ * an old link asked for `?page=9`. `count` is how many rows match; `shown`, this page's.
+ */
+export function useKeepPageInRange(list: Pick<ReturnType<typeof useServerListView>, 'request' | 'setOffset'>, count: number | undefined, shown: number | undefined) {
+  const { request, setOffset } = list;
+  useEffect(() => {
+    if (count && shown === 0 && request.offset >= count) setOffset(Math.floor((count - 1) / request.limit) * request.limit);
+  }, [count, shown, request.offset, request.limit, setOffset]);
 }

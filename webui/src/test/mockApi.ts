@@ -39,3 +39,25 @@ export function installFetchMock(): void {
 export function page<T>(results: T[]) {
   return { count: results.length, next: null, previous: null, results };
 }
+
+/**
+ * Answer a list paged on the server: a request for one row without `ordering` is a count of
+ * `rows`; any other gets the rows `answer` picks for its query (by default all of them) with
+ * `count` (by default how many it picked). Returns the list requests' queries, in order.
+ */
+export function mockList<T>(
+  path: string,
+  rows: T[],
+  answer: (query: URLSearchParams) => T[] = () => rows,
+  count?: (query: URLSearchParams) => number,
+): URLSearchParams[] {
+  const queries: URLSearchParams[] = [];
+  mockApi('GET', path, (request) => {
+    const query = new URL(request.url).searchParams;
+    if (query.get('limit') === '1' && !query.has('ordering')) return { status: 200, body: { ...page(rows.slice(0, 1)), count: rows.length } };
+    queries.push(query);
+    const picked = answer(query);
+    return { status: 200, body: { ...page(picked), count: count ? count(query) : picked.length } };
+  });
+  return queries;
+}

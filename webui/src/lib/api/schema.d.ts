@@ -6471,6 +6471,10 @@ export interface operations {
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                /** @description Comma-separated columns to sort by (name, algorithm, members, health_check); a leading - sorts one descending. */
+                ordering?: string;
+                /** @description Only the rows where every word appears in one of their searched fields (case-insensitive). */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -7449,6 +7453,10 @@ export interface operations {
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                /** @description Comma-separated columns to sort by (name, vip, port, protocol, default_pool_name, enabled); a leading - sorts one descending. */
+                ordering?: string;
+                /** @description Only the rows where every word appears in one of their searched fields (case-insensitive). */
+                search?: string;
             };
             header?: never;
             path?: never;

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useSearchParams } from 'react-router-dom';
-import { Button, ButtonLink, CheckboxField, EmptyState, ErrorState, LoadingState, PageHeader, Panel, TableWrap } from '@/components';
+import { ButtonLink, CheckboxField, EmptyState, ErrorState, LoadingState, PageHeader, Pager, Panel, TableWrap } from '@/components';
 import { usePermissions } from '@/features/auth';
 import { fieldErrors } from '@/lib/api';
 import { formatDateTime } from '@/lib/format';
@@ -8,25 +8,6 @@ import { useAuditPage } from '../hooks/useAudit';
 import { AUDIT_PAGE_SIZE, type AuditFilters, exportUrl, filtersFrom, FOLLOW_MS, toQuery, toSearchParams } from '../types';
 import { AuditFilterForm } from './AuditFilterForm';
 import { AuditRow } from './AuditRow';
-
-function Pager({ offset, count, onOffset }: { offset: number; count: number; onOffset: (offset: number) => void }) {
-  const page = Math.floor(offset / AUDIT_PAGE_SIZE);
-  const pages = Math.max(1, Math.ceil(count / AUDIT_PAGE_SIZE));
-  if (pages <= 1) return null;
-  return (
-    <nav className="pager" aria-label="Audit log pages">
-      <Button size="small" disabled={page === 0} onClick={() => onOffset(offset - AUDIT_PAGE_SIZE)}>
-        Newer
-      </Button>
-      <span className="muted">
-        Page {page + 1} of {pages}
-      </span>
-      <Button size="small" disabled={page + 1 >= pages} onClick={() => onOffset(offset + AUDIT_PAGE_SIZE)}>
-        Older
-      </Button>
-    </nav>
-  );
-}
 
 function ExportLinks({ filters }: { filters: AuditFilters }) {
   return (
@@ -105,7 +86,7 @@ function AuditLog() {
                 </tbody>
               </table>
             </TableWrap>
-            <Pager offset={offset} count={count} onOffset={setOffset} />
+            <Pager offset={offset} count={count} pageSize={AUDIT_PAGE_SIZE} onOffset={setOffset} label="Audit log pages" previous="Newer" next="Older" />
           </>
         ) : null}
       </Panel>

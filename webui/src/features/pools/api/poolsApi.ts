@@ -1,4 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
+import type { ServerListRequest } from '@/lib/listView';
 import type {
   CertificateChoice,
   HealthCheck,
@@ -12,8 +13,15 @@ import type {
   PoolService,
 } from '../types';
 
-export function listPools(): Promise<Pool[]> {
-  return listAll((limit, offset) => unwrap(api.GET('/api/v1/pools/', { params: { query: { limit, offset } } })));
+/** One page of the pools, searched and sorted by the API; `count` is how many match. */
+export function listPoolPage({ search, ordering, limit, offset }: ServerListRequest) {
+  const query = { limit, offset, ordering, ...(search ? { search } : {}) };
+  return unwrap(api.GET('/api/v1/pools/', { params: { query } }));
+}
+
+/** How many pools there are. */
+export async function countPools(): Promise<number> {
+  return (await unwrap(api.GET('/api/v1/pools/', { params: { query: { limit: 1 } } }))).count;
 }
 
 export function getPool(id: number): Promise<Pool> {

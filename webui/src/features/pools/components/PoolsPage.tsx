@@ -1,28 +1,18 @@
 import { memo } from 'react';
 import { Link } from 'react-router-dom';
-import { Button, ButtonLink, EmptyState, ErrorState, ListFilter, LoadingState, PageHeader, SortableHeader, TableWrap } from '@/components';
+import { Button, ButtonLink, EmptyState, ErrorState, ListFilter, LoadingState, PageHeader, Pager, SortableHeader, TableWrap } from '@/components';
 import { usePermissions } from '@/features/auth';
-import { type ListViewSpec, useListView } from '@/lib/listView';
-import { usePools } from '../hooks/usePools';
+import { type ServerListSpec, useKeepPageInRange, useServerListView } from '@/lib/listView';
+import { usePoolCount, usePoolPage } from '../hooks/usePools';
 import { algorithmLabel, describeHealthCheck, type Pool } from '../types';
 
 type PoolColumn = 'name' | 'algorithm' | 'members' | 'health';
 
-const LIST_SPEC: ListViewSpec<Pool, PoolColumn> = {
-  searchText: (pool) => [
-    pool.name,
-    pool.description,
-    algorithmLabel(pool.algorithm),
-    describeHealthCheck(pool.health_check),
-    ...pool.members.flatMap((member) => [member.name, `${member.address}:${member.port}`]),
-  ],
-  sortValues: {
-    name: (pool) => pool.name,
-    algorithm: (pool) => algorithmLabel(pool.algorithm),
-    members: (pool) => pool.members.length,
-    health: (pool) => describeHealthCheck(pool.health_check),
-  },
+/** Searched, sorted and paged by the API: a page of 100 whether there are ten pools or 20,000. */
+const LIST_SPEC: ServerListSpec<PoolColumn> = {
+  ordering: { name: ['name'], algorithm: ['algorithm'], members: ['members'], health: ['health_check'] },
   defaultSort: 'name',
+  pageSize: 100,
 };
 
 function memberSummary(pool: Pool): string {
@@ -47,10 +37,15 @@ const PoolRow = memo(function PoolRow({ pool }: { pool: Pool }) {
 });
 
 export function PoolsPage() {
-  const pools = usePools();
   const { canEdit } = usePermissions();
-  const list = useListView(pools.data, LIST_SPEC);
+  const list = useServerListView(LIST_SPEC);
+  const pools = usePoolPage(list.request);
+  const total = usePoolCount();
   const newPool = canEdit ? <ButtonLink to="/pools/new" variant="primary">New pool</ButtonLink> : null;
+  const rows = pools.data?.results;
+  const matching = pools.data?.count ?? 0;
+  const searched = list.request.search !== '';
+  useKeepPageInRange(list, pools.isPlaceholderData ? undefined : pools.data?.count, rows?.length);
   return (
     <>
       <PageHeader
@@ -60,46 +55,49 @@ export function PoolsPage() {
       />
       {pools.isPending ? <LoadingState /> : null}
       {pools.isError ? <ErrorState error={pools.error} onRetry={() => void pools.refetch()} /> : null}
-      {pools.data?.length === 0 ? (
+      {total.data === 0 ? (
         <EmptyState title="No pools yet">
           <p>A pool holds the servers that answer a virtual service.</p>
           {newPool ?? <p>An administrator can add them.</p>}
         </EmptyState>
       ) : null}
-      {pools.data?.length ? (
+      {rows && total.data ? (
         <>
           <ListFilter
             label="Filter pools"
-            hint="Name, algorithm, health check, member name or address; every word must match."
+            hint="Name, description, algorithm, health check, member name or address; every word must match."
             value={list.query}
             onChange={list.setQuery}
-            shown={list.visible.length}
-            total={list.total}
+            shown={searched ? matching : total.data}
+            total={total.data}
             noun="pools"
           />
-          {list.visible.length === 0 ? (
-            <EmptyState title={`No pool matches “${list.query}”`}>
+          {rows.length === 0 && searched ? (
+            <EmptyState title={`No pool matches “${list.request.search}”`}>
               <Button onClick={() => list.setQuery('')}>Clear the filter</Button>
             </EmptyState>
           ) : (
-            <TableWrap label="Pools">
-              <table className="table" aria-busy={list.stale || undefined}>
-                <caption className="visually-hidden">Pools</caption>
-                <thead>
-                  <tr>
-                    <SortableHeader column="name" label="Name" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="algorithm" label="Algorithm" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="members" label="Members" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="health" label="Health check" sort={list.sort} onSort={list.toggleSort} />
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.visible.map((pool) => (
-                    <PoolRow key={pool.id} pool={pool} />
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <>
+              <TableWrap label="Pools">
+                <table className="table" aria-busy={list.typing || pools.isPlaceholderData || undefined}>
+                  <caption className="visually-hidden">Pools</caption>
+                  <thead>
+                    <tr>
+                      <SortableHeader column="name" label="Name" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="algorithm" label="Algorithm" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="members" label="Members" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="health" label="Health check" sort={list.sort} onSort={list.toggleSort} />
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((pool) => (
+                      <PoolRow key={pool.id} pool={pool} />
+                    ))}
+                  </tbody>
+                </table>
+              </TableWrap>
+              <Pager offset={list.request.offset} count={matching} pageSize={LIST_SPEC.pageSize} onOffset={list.setOffset} label="Pool pages" />
+            </>
           )}
         </>
       ) : null}

@@ -1,10 +1,16 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ServerListRequest } from '@/lib/listView';
 import { queryKeys } from '@/lib/queryKeys';
 import * as poolsApi from '../api/poolsApi';
 import type { HealthCheckRequest, MemberRequest, MemberRuntimeChange, PoolRequest } from '../types';
 
-export function usePools() {
-  return useQuery({ queryKey: queryKeys.pools, queryFn: poolsApi.listPools });
+/** One page of the list; the previous page stays on screen while the next one loads. */
+export function usePoolPage(request: ServerListRequest) {
+  return useQuery({ queryKey: [...queryKeys.pools, 'page', request], queryFn: () => poolsApi.listPoolPage(request), placeholderData: keepPreviousData });
+}
+
+export function usePoolCount() {
+  return useQuery({ queryKey: [...queryKeys.pools, 'count'], queryFn: poolsApi.countPools });
 }
 
 export function useCertificateChoices() {

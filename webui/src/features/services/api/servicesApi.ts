@@ -1,8 +1,16 @@
 import { api, listAll, unwrap } from '@/lib/api';
+import type { ServerListRequest } from '@/lib/listView';
 import type { CertificateChoice, PoolChoice, VirtualService, VirtualServiceRequest } from '../types';
 
-export function listServices(): Promise<VirtualService[]> {
-  return listAll((limit, offset) => unwrap(api.GET('/api/v1/virtual-services/', { params: { query: { limit, offset } } })));
+/** One page of the services, searched and sorted by the API; `count` is how many match. */
+export function listServicePage({ search, ordering, limit, offset }: ServerListRequest) {
+  const query = { limit, offset, ordering, ...(search ? { search } : {}) };
+  return unwrap(api.GET('/api/v1/virtual-services/', { params: { query } }));
+}
+
+/** How many services there are. */
+export async function countServices(): Promise<number> {
+  return (await unwrap(api.GET('/api/v1/virtual-services/', { params: { query: { limit: 1 } } }))).count;
 }
 
 export function getService(id: number): Promise<VirtualService> {

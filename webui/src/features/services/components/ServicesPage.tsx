@@ -1,36 +1,27 @@
-import { memo, useMemo } from 'react';
+import { memo } from 'react';
 import { Link } from 'react-router-dom';
-import { ActionsHeader, Alert, Badge, Button, ButtonLink, ConfirmButton, EmptyState, ErrorState, ListFilter, LoadingState, PageHeader, SortableHeader, TableWrap } from '@/components';
+import { ActionsHeader, Alert, Badge, Button, ButtonLink, ConfirmButton, EmptyState, ErrorState, ListFilter, LoadingState, PageHeader, Pager, SortableHeader, TableWrap } from '@/components';
 import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
-import { type ListViewSpec, useListView } from '@/lib/listView';
-import { useDeleteService, useServices } from '../hooks/useServices';
+import { type ServerListSpec, useKeepPageInRange, useServerListView } from '@/lib/listView';
+import { useDeleteService, useServiceCount, useServicePage } from '../hooks/useServices';
 import { forwardingLabel, type VirtualService } from '../types';
 import { ServiceWarnings } from './ServiceWarnings';
 
-/** A service with what the list shows and filters on beyond the API's fields. */
-type ServiceListRow = { service: VirtualService; endpoint: string; poolName: string };
 type ServiceColumn = 'name' | 'listener' | 'protocol' | 'pool' | 'state';
 
-const LIST_SPEC: ListViewSpec<ServiceListRow, ServiceColumn> = {
-  searchText: ({ service, endpoint, poolName }) => [
-    service.name,
-    service.description,
-    endpoint,
-    service.port,
-    service.protocol,
-    forwardingLabel(service.forwarding),
-    poolName,
-  ],
-  sortValues: {
-    name: (row) => row.service.name,
-    listener: (row) => row.endpoint,
-    protocol: (row) => row.service.protocol ?? '',
-    pool: (row) => row.poolName,
-    state: (row) => (row.service.enabled === false ? 1 : 0),
+/** Searched, sorted and paged by the API: a page of 100 whether there are ten services or 10,000. */
+const LIST_SPEC: ServerListSpec<ServiceColumn> = {
+  ordering: {
+    name: ['name'],
+    listener: ['vip', 'port'], // addresses as addresses: 10.0.0.9 before 10.0.0.10
+    protocol: ['protocol'],
+    pool: ['default_pool_name'],
+    state: ['-enabled'], // enabled ones first
   },
   defaultSort: 'name',
+  pageSize: 100,
 };
 
 /** Where a row's deletion stands: only the row being deleted gets one. */
@@ -50,14 +41,13 @@ function ServiceActions({ service, deletion, onDelete }: { service: VirtualServi
   );
 }
 
-type ServiceRowProps = { row: ServiceListRow; canEdit: boolean; deletion?: Deletion; onDelete: (id: number) => void };
+type ServiceRowProps = { service: VirtualService; canEdit: boolean; deletion?: Deletion; onDelete: (id: number) => void };
 
 /**
- * One row; memoised, so a filter keystroke only touches the rows that come and go. One
- * delete mutation serves the whole list (a thousand rows, a thousand observers otherwise).
+ * One row; memoised, so a new page only touches the rows that come and go. One delete
+ * mutation serves the whole page (a hundred rows, a hundred observers otherwise).
  */
-const ServiceRow = memo(function ServiceRow({ row, canEdit, deletion, onDelete }: ServiceRowProps) {
-  const { service } = row;
+const ServiceRow = memo(function ServiceRow({ service, canEdit, deletion, onDelete }: ServiceRowProps) {
   return (
     <tr>
       <th scope="row">
@@ -65,13 +55,13 @@ const ServiceRow = memo(function ServiceRow({ row, canEdit, deletion, onDelete }
         {service.description ? <div className="cell-note">{service.description}</div> : null}
         <ServiceWarnings service={service} compact />
       </th>
-      <td className="mono">{row.endpoint}</td>
+      <td className="mono">{formatEndpoint(service.vip, service.port, service.port_end)}</td>
       <td>
         {service.protocol?.toUpperCase()}
         <div className="cell-note">{forwardingLabel(service.forwarding)}</div>
       </td>
       <td>
-        <Link to={`/pools/${service.default_pool}`}>{row.poolName}</Link>
+        <Link to={`/pools/${service.default_pool}`}>{service.default_pool_name}</Link>
       </td>
       <td>{service.enabled === false ? <Badge tone="neutral">disabled</Badge> : <Badge tone="success">enabled</Badge>}</td>
       {canEdit ? (
@@ -83,28 +73,18 @@ const ServiceRow = memo(function ServiceRow({ row, canEdit, deletion, onDelete }
   );
 });
 
-/** The services with what the list shows; each names its pool (the API's default_pool_name: no pools read). */
-function useServiceRows(): { rows: ServiceListRow[] | undefined; services: ReturnType<typeof useServices> } {
-  const services = useServices();
-  const rows = useMemo(
-    () =>
-      services.data?.map((service) => ({
-        service,
-        endpoint: formatEndpoint(service.vip, service.port, service.port_end),
-        poolName: service.default_pool_name,
-      })),
-    [services.data],
-  );
-  return { rows, services };
-}
-
 export function ServicesPage() {
-  const { rows, services } = useServiceRows();
   const { canEdit } = usePermissions();
-  const list = useListView(rows, LIST_SPEC);
+  const list = useServerListView(LIST_SPEC);
+  const services = useServicePage(list.request);
+  const total = useServiceCount();
   const remove = useDeleteService();
   const deletion: Deletion = { pending: remove.isPending, error: remove.error };
   const newService = canEdit ? <ButtonLink to="/services/new" variant="primary">New virtual service</ButtonLink> : null;
+  const rows = services.data?.results;
+  const matching = services.data?.count ?? 0;
+  const searched = list.request.search !== '';
+  useKeepPageInRange(list, services.isPlaceholderData ? undefined : services.data?.count, rows?.length);
   return (
     <>
       <PageHeader
@@ -114,56 +94,57 @@ export function ServicesPage() {
       />
       {services.isPending ? <LoadingState /> : null}
       {services.isError ? <ErrorState error={services.error} onRetry={() => void services.refetch()} /> : null}
-      {rows?.length === 0 ? (
+      {total.data === 0 ? (
         <EmptyState title="No virtual services yet">
           <p>A virtual service listens on a VIP and port and hands connections to a pool.</p>
           {newService ?? <p>An administrator can add them.</p>}
         </EmptyState>
       ) : null}
-      {rows?.length ? (
+      {rows && total.data ? (
         <>
           <ListFilter
             label="Filter virtual services"
-            hint="Name, VIP, port, protocol or pool; every word must match."
+            hint="Name, description, VIP, port, protocol, forwarding or pool; every word must match."
             value={list.query}
             onChange={list.setQuery}
-            shown={list.visible.length}
-            total={list.total}
+            shown={searched ? matching : total.data}
+            total={total.data}
             noun="virtual services"
           />
-          {list.visible.length === 0 ? (
-            <EmptyState title={`No virtual service matches “${list.query}”`}>
+          {rows.length === 0 && searched ? (
+            <EmptyState title={`No virtual service matches “${list.request.search}”`}>
               <Button onClick={() => list.setQuery('')}>Clear the filter</Button>
             </EmptyState>
           ) : (
-            <TableWrap label="Virtual services">
-              <table className="table" aria-busy={list.stale || undefined}>
-                <caption className="visually-hidden">Virtual services</caption>
-                <thead>
-                  <tr>
-                    <SortableHeader column="name" label="Name" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="listener" label="Listener" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="protocol" label="Protocol" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="pool" label="Pool" sort={list.sort} onSort={list.toggleSort} />
-                    <SortableHeader column="state" label="State" sort={list.sort} onSort={list.toggleSort} />
-                    {canEdit ? (
-                      <ActionsHeader />
-                    ) : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.visible.map((row) => (
-                    <ServiceRow
-                      key={row.service.id}
-                      row={row}
-                      canEdit={canEdit}
-                      deletion={remove.variables === row.service.id ? deletion : undefined}
-                      onDelete={remove.mutate}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <>
+              <TableWrap label="Virtual services">
+                <table className="table" aria-busy={list.typing || services.isPlaceholderData || undefined}>
+                  <caption className="visually-hidden">Virtual services</caption>
+                  <thead>
+                    <tr>
+                      <SortableHeader column="name" label="Name" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="listener" label="Listener" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="protocol" label="Protocol" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="pool" label="Pool" sort={list.sort} onSort={list.toggleSort} />
+                      <SortableHeader column="state" label="State" sort={list.sort} onSort={list.toggleSort} />
+                      {canEdit ? <ActionsHeader /> : null}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((service) => (
+                      <ServiceRow
+                        key={service.id}
+                        service={service}
+                        canEdit={canEdit}
+                        deletion={remove.variables === service.id ? deletion : undefined}
+                        onDelete={remove.mutate}
+                      />
+                    ))}
+                  </tbody>
+                </table>
+              </TableWrap>
+              <Pager offset={list.request.offset} count={matching} pageSize={LIST_SPEC.pageSize} onOffset={list.setOffset} label="Virtual service pages" />
+            </>
           )}
         </>
       ) : null}

@@ -1,18 +1,25 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ServerListRequest } from '@/lib/listView';
 import { queryKeys } from '@/lib/queryKeys';
 import {
+  countServices,
   createService,
   deleteService,
   getService,
   listCertificateChoices,
   listPoolChoices,
-  listServices,
+  listServicePage,
   updateService,
 } from '../api/servicesApi';
 import type { VirtualServiceRequest } from '../types';
 
-export function useServices() {
-  return useQuery({ queryKey: queryKeys.services, queryFn: listServices });
+/** One page of the list; the previous page stays on screen while the next one loads. */
+export function useServicePage(request: ServerListRequest) {
+  return useQuery({ queryKey: [...queryKeys.services, 'page', request], queryFn: () => listServicePage(request), placeholderData: keepPreviousData });
+}
+
+export function useServiceCount() {
+  return useQuery({ queryKey: [...queryKeys.services, 'count'], queryFn: countServices });
 }
 
 export function useService(id: number) {
