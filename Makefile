@@ -94,7 +94,7 @@ bench-dllc: deps-test build ## seed 002: RR/WRR/LC/WLC/DLLC through HAProxy to t
 bench-failover: deps-test build ## HA: failover gap by VRRP advert interval (1 s, 0.2 s, 0.1 s), real API + agents in netns (~15 min)
 	@$(PY) -m tests.bench.failover
 
-bench-console: deps-test build-console ## the console with 1,000 services in Chromium: load, render, filter vs a static page (~2 min)
+bench-console: deps-test build-console ## the console with 1,000 services in Chromium: load and filter a page vs a static page (~2 min)
 	@$(PY) -m tests.bench.consolebench
 
 bench-api: deps-test build-agents ## the control plane at 100, 1,000 and 10,000 services: single writes, 5,000 rules in one call, apply (~30 min)

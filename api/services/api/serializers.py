@@ -65,16 +65,17 @@ def compiler_check(candidate, prefix, scope, renames=None, related=None, echoes=
         raise serializers.ValidationError(errors)
 
 
-def service_advice(service=None, frozen=None):
+def service_advice(services=None, frozen=None):
     """{service name: [warning]} from the stored objects and the nodes' latest status: of
-    every service, or of ``service`` (one object's answer) and its neighbourhood only, or of
-    ``frozen``, that neighbourhood as a write just verified and stored it."""
+    every service, or of ``services`` (ids: one object's answer, a page of a list) and their
+    neighbourhood only, or of ``frozen``, that neighbourhood as a write just verified and
+    stored it."""
     from cluster.models import Node  # cluster depends on services, not the other way round
 
     nodes = {n.name: {"networks": n.networks, "ipvs": n.ipvs_status} for n in Node.objects.all()}
     try:
         if frozen is None:
-            frozen = snapshot.current() if service is None else snapshot.freeze_around(services=[service.pk])
+            frozen = snapshot.current() if services is None else snapshot.freeze_around(services=services)
         snap = snapshot_from_dict(frozen)
     except VerifyError:
         return {}
@@ -479,10 +480,13 @@ class VirtualServiceSerializer(VersionedSerializerMixin, StrictModelSerializer):
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_warnings(self, instance):
         advice = self.context.get("_advice")
-        if advice is None:  # once per request: a list shares one context
-            alone = self.parent is None  # one object's answer: its neighbourhood tells enough
+        if advice is None:  # once per request: a page shares one context
+            # One object's answer, or a page of a list: their neighbourhood tells enough (a page
+            # of 10,000 services no longer reads them all).
+            alone = self.parent is None
             verified = getattr(self, "_verified", None) if alone else None  # a write's, not frozen again
-            advice = self.context["_advice"] = service_advice(instance if alone else None, verified)
+            shown = [instance] if alone else list(self.parent.instance)
+            advice = self.context["_advice"] = service_advice([s.pk for s in shown], verified)
         return advice.get(instance.name, [])
 
 

@@ -4,6 +4,8 @@ and sorted by the database, as the console's lists ask for them."""
 from django.contrib.auth import get_user_model
 from rest_framework.test import APITestCase
 
+from cluster.models import Node
+from services.api.serializers import service_advice
 from services.models import HealthCheck, Member, Pool, VirtualService
 
 URL = "/api/v1/virtual-services/"
@@ -71,6 +73,15 @@ class ServiceListTest(APITestCase):
     def test_a_page_of_the_searched_and_sorted_rows(self):
         self.assertEqual(self.names("?search=frontends&ordering=-vip&limit=1&offset=1"), (3, ["web"]))
         self.assertEqual(self.names("?search=frontends&ordering=-vip&limit=2&offset=2"), (3, ["api"]))
+
+    def test_a_page_warns_as_the_whole_configuration_does(self):
+        """A page's warnings come from its services' neighbourhood, not from all of them."""
+        Node.objects.create(name="lb1", networks=["10.0.0.1/24"])  # the IPv6 VIP is on none of its networks
+        whole = service_advice()
+        assert any(whole.values()), whole  # something to compare
+        for offset in range(4):
+            (row,) = self.client.get(f"{URL}?limit=1&offset={offset}&ordering=vip").json()["results"]
+            self.assertEqual(row["warnings"], whole.get(row["name"], []), row["name"])
 
     def test_bad_parameters_are_refused_on_their_name(self):
         for query, field in [
