@@ -1,3 +1,4 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router-dom';
 
@@ -199,13 +200,40 @@ export function useServerListView<K extends string>(spec: ServerListSpec<K>) {
   return { query, setQuery, sort, toggleSort, request, setOffset, typing: query !== urlQuery };
 }
 
+/** The API's query for `request`: the search only when there is one. */
+export function pageQuery({ search, ordering, limit, offset }: ServerListRequest) {
+  return { limit, offset, ordering, ...(search ? { search } : {}) };
+}
+
 /**
- * Back to the last page when the one shown is past the end: its last rows were deleted, or
- * an old link asked for `?page=9`. `count` is how many rows match; `shown`, this page's.
+ * A list page's data, paged on the server (`useServerListView`): the page asked for (the
+ * previous one stays on screen while the next loads), the count of every row, and what the
+ * page shows of them. A page past the end (its last rows deleted, or an old link asked for
+ * `?page=9`) goes back to the last one. `queryKey` is the objects' key, so what refreshes
+ * them refreshes the list.
  */
-export function useKeepPageInRange(list: Pick<ReturnType<typeof useServerListView>, 'request' | 'setOffset'>, count: number | undefined, shown: number | undefined) {
+export function useServerList<K extends string, T>(
+  spec: ServerListSpec<K>,
+  queryKey: readonly unknown[],
+  fetchPage: (request: ServerListRequest) => Promise<{ count: number; results: T[] }>,
+  fetchCount: () => Promise<number>,
+) {
+  const list = useServerListView(spec);
   const { request, setOffset } = list;
+  const page = useQuery({ queryKey: [...queryKey, 'page', request], queryFn: () => fetchPage(request), placeholderData: keepPreviousData });
+  const total = useQuery({ queryKey: [...queryKey, 'count'], queryFn: fetchCount });
+  const rows = page.data?.results;
+  const matching = page.isPlaceholderData ? undefined : page.data?.count;
   useEffect(() => {
-    if (count && shown === 0 && request.offset >= count) setOffset(Math.floor((count - 1) / request.limit) * request.limit);
-  }, [count, shown, request.offset, request.limit, setOffset]);
+    if (matching && rows?.length === 0 && request.offset >= matching) setOffset(Math.floor((matching - 1) / request.limit) * request.limit);
+  }, [matching, rows?.length, request.offset, request.limit, setOffset]);
+  return {
+    ...list,
+    page,
+    rows,
+    total: total.data,
+    matching: page.data?.count ?? 0,
+    searched: request.search !== '',
+    busy: list.typing || page.isPlaceholderData,
+  };
 }

@@ -1,5 +1,5 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { ServerListRequest } from '@/lib/listView';
+import { pageQuery, type ServerListRequest } from '@/lib/listView';
 import type {
   CertificateChoice,
   HealthCheck,
@@ -14,9 +14,8 @@ import type {
 } from '../types';
 
 /** One page of the pools, searched and sorted by the API; `count` is how many match. */
-export function listPoolPage({ search, ordering, limit, offset }: ServerListRequest) {
-  const query = { limit, offset, ordering, ...(search ? { search } : {}) };
-  return unwrap(api.GET('/api/v1/pools/', { params: { query } }));
+export function listPoolPage(request: ServerListRequest) {
+  return unwrap(api.GET('/api/v1/pools/', { params: { query: pageQuery(request) } }));
 }
 
 /** How many pools there are. */

@@ -2,8 +2,8 @@ import { memo } from 'react';
 import { Link } from 'react-router-dom';
 import { Button, ButtonLink, EmptyState, ErrorState, ListFilter, LoadingState, PageHeader, Pager, SortableHeader, TableWrap } from '@/components';
 import { usePermissions } from '@/features/auth';
-import { type ServerListSpec, useKeepPageInRange, useServerListView } from '@/lib/listView';
-import { usePoolCount, usePoolPage } from '../hooks/usePools';
+import type { ServerListSpec } from '@/lib/listView';
+import { usePoolList } from '../hooks/usePools';
 import { algorithmLabel, describeHealthCheck, type Pool } from '../types';
 
 type PoolColumn = 'name' | 'algorithm' | 'members' | 'health';
@@ -38,14 +38,9 @@ const PoolRow = memo(function PoolRow({ pool }: { pool: Pool }) {
 
 export function PoolsPage() {
   const { canEdit } = usePermissions();
-  const list = useServerListView(LIST_SPEC);
-  const pools = usePoolPage(list.request);
-  const total = usePoolCount();
+  const list = usePoolList(LIST_SPEC);
+  const { page: pools, rows, total, matching, searched } = list;
   const newPool = canEdit ? <ButtonLink to="/pools/new" variant="primary">New pool</ButtonLink> : null;
-  const rows = pools.data?.results;
-  const matching = pools.data?.count ?? 0;
-  const searched = list.request.search !== '';
-  useKeepPageInRange(list, pools.isPlaceholderData ? undefined : pools.data?.count, rows?.length);
   return (
     <>
       <PageHeader
@@ -55,21 +50,21 @@ export function PoolsPage() {
       />
       {pools.isPending ? <LoadingState /> : null}
       {pools.isError ? <ErrorState error={pools.error} onRetry={() => void pools.refetch()} /> : null}
-      {total.data === 0 ? (
+      {total === 0 ? (
         <EmptyState title="No pools yet">
           <p>A pool holds the servers that answer a virtual service.</p>
           {newPool ?? <p>An administrator can add them.</p>}
         </EmptyState>
       ) : null}
-      {rows && total.data ? (
+      {rows && total ? (
         <>
           <ListFilter
             label="Filter pools"
             hint="Name, description, algorithm, health check, member name or address; every word must match."
             value={list.query}
             onChange={list.setQuery}
-            shown={searched ? matching : total.data}
-            total={total.data}
+            shown={searched ? matching : total}
+            total={total}
             noun="pools"
           />
           {rows.length === 0 && searched ? (
@@ -79,7 +74,7 @@ export function PoolsPage() {
           ) : (
             <>
               <TableWrap label="Pools">
-                <table className="table" aria-busy={list.typing || pools.isPlaceholderData || undefined}>
+                <table className="table" aria-busy={list.busy || undefined}>
                   <caption className="visually-hidden">Pools</caption>
                   <thead>
                     <tr>

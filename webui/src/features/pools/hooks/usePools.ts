@@ -1,16 +1,12 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ServerListRequest } from '@/lib/listView';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ServerListSpec, useServerList } from '@/lib/listView';
 import { queryKeys } from '@/lib/queryKeys';
 import * as poolsApi from '../api/poolsApi';
 import type { HealthCheckRequest, MemberRequest, MemberRuntimeChange, PoolRequest } from '../types';
 
-/** One page of the list; the previous page stays on screen while the next one loads. */
-export function usePoolPage(request: ServerListRequest) {
-  return useQuery({ queryKey: [...queryKeys.pools, 'page', request], queryFn: () => poolsApi.listPoolPage(request), placeholderData: keepPreviousData });
-}
-
-export function usePoolCount() {
-  return useQuery({ queryKey: [...queryKeys.pools, 'count'], queryFn: poolsApi.countPools });
+/** The pools list: a page of them, searched and sorted by the API (`useServerList`). */
+export function usePoolList<K extends string>(spec: ServerListSpec<K>) {
+  return useServerList(spec, queryKeys.pools, poolsApi.listPoolPage, poolsApi.countPools);
 }
 
 export function useCertificateChoices() {

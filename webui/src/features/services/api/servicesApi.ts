@@ -1,11 +1,10 @@
 import { api, listAll, unwrap } from '@/lib/api';
-import type { ServerListRequest } from '@/lib/listView';
+import { pageQuery, type ServerListRequest } from '@/lib/listView';
 import type { CertificateChoice, PoolChoice, VirtualService, VirtualServiceRequest } from '../types';
 
 /** One page of the services, searched and sorted by the API; `count` is how many match. */
-export function listServicePage({ search, ordering, limit, offset }: ServerListRequest) {
-  const query = { limit, offset, ordering, ...(search ? { search } : {}) };
-  return unwrap(api.GET('/api/v1/virtual-services/', { params: { query } }));
+export function listServicePage(request: ServerListRequest) {
+  return unwrap(api.GET('/api/v1/virtual-services/', { params: { query: pageQuery(request) } }));
 }
 
 /** How many services there are. */

@@ -4,8 +4,8 @@ import { ActionsHeader, Alert, Badge, Button, ButtonLink, ConfirmButton, EmptySt
 import { usePermissions } from '@/features/auth';
 import { errorMessage } from '@/lib/api';
 import { formatEndpoint } from '@/lib/format';
-import { type ServerListSpec, useKeepPageInRange, useServerListView } from '@/lib/listView';
-import { useDeleteService, useServiceCount, useServicePage } from '../hooks/useServices';
+import type { ServerListSpec } from '@/lib/listView';
+import { useDeleteService, useServiceList } from '../hooks/useServices';
 import { forwardingLabel, type VirtualService } from '../types';
 import { ServiceWarnings } from './ServiceWarnings';
 
@@ -75,16 +75,11 @@ const ServiceRow = memo(function ServiceRow({ service, canEdit, deletion, onDele
 
 export function ServicesPage() {
   const { canEdit } = usePermissions();
-  const list = useServerListView(LIST_SPEC);
-  const services = useServicePage(list.request);
-  const total = useServiceCount();
+  const list = useServiceList(LIST_SPEC);
+  const { page: services, rows, total, matching, searched } = list;
   const remove = useDeleteService();
   const deletion: Deletion = { pending: remove.isPending, error: remove.error };
   const newService = canEdit ? <ButtonLink to="/services/new" variant="primary">New virtual service</ButtonLink> : null;
-  const rows = services.data?.results;
-  const matching = services.data?.count ?? 0;
-  const searched = list.request.search !== '';
-  useKeepPageInRange(list, services.isPlaceholderData ? undefined : services.data?.count, rows?.length);
   return (
     <>
       <PageHeader
@@ -94,21 +89,21 @@ export function ServicesPage() {
       />
       {services.isPending ? <LoadingState /> : null}
       {services.isError ? <ErrorState error={services.error} onRetry={() => void services.refetch()} /> : null}
-      {total.data === 0 ? (
+      {total === 0 ? (
         <EmptyState title="No virtual services yet">
           <p>A virtual service listens on a VIP and port and hands connections to a pool.</p>
           {newService ?? <p>An administrator can add them.</p>}
         </EmptyState>
       ) : null}
-      {rows && total.data ? (
+      {rows && total ? (
         <>
           <ListFilter
             label="Filter virtual services"
             hint="Name, description, VIP, port, protocol, forwarding or pool; every word must match."
             value={list.query}
             onChange={list.setQuery}
-            shown={searched ? matching : total.data}
-            total={total.data}
+            shown={searched ? matching : total}
+            total={total}
             noun="virtual services"
           />
           {rows.length === 0 && searched ? (
@@ -118,7 +113,7 @@ export function ServicesPage() {
           ) : (
             <>
               <TableWrap label="Virtual services">
-                <table className="table" aria-busy={list.typing || services.isPlaceholderData || undefined}>
+                <table className="table" aria-busy={list.busy || undefined}>
                   <caption className="visually-hidden">Virtual services</caption>
                   <thead>
                     <tr>

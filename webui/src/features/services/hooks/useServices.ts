@@ -1,5 +1,5 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ServerListRequest } from '@/lib/listView';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ServerListSpec, useServerList } from '@/lib/listView';
 import { queryKeys } from '@/lib/queryKeys';
 import {
   countServices,
@@ -13,13 +13,9 @@ import {
 } from '../api/servicesApi';
 import type { VirtualServiceRequest } from '../types';
 
-/** One page of the list; the previous page stays on screen while the next one loads. */
-export function useServicePage(request: ServerListRequest) {
-  return useQuery({ queryKey: [...queryKeys.services, 'page', request], queryFn: () => listServicePage(request), placeholderData: keepPreviousData });
-}
-
-export function useServiceCount() {
-  return useQuery({ queryKey: [...queryKeys.services, 'count'], queryFn: countServices });
+/** The services list: a page of them, searched and sorted by the API (`useServerList`). */
+export function useServiceList<K extends string>(spec: ServerListSpec<K>) {
+  return useServerList(spec, queryKeys.services, listServicePage, countServices);
 }
 
 export function useService(id: number) {
