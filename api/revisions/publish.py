@@ -21,7 +21,7 @@ from compiler.locate import Complaint, locate_haproxy, locate_keepalived
 from compiler.render import CertificateFiles
 from revisions.checks import check_haproxy, check_keepalived, check_nftables, complaints
 from revisions.choices import ConfirmState
-from revisions.diff import object_changes
+from revisions.diff import fingerprint, object_changes
 from revisions.models import NodeRevision, Revision
 from services.models import Member
 from snapshots.freeze import current, freeze
@@ -103,15 +103,40 @@ def pending_changes(snapshot=None, fields=True):
     their ``fields`` when told so).
 
     Without ``snapshot``, the current objects as readers see them (snapshots.freeze.current:
-    the pending endpoint and the console's banner); publish passes the snapshot it froze, so
-    "nothing pending" is decided the same way for both."""
+    the pending endpoints, the dashboard). When its fingerprint is the last revision's,
+    nothing is pending, and the last snapshot is not read back."""
     last = last_published()
-    return last, object_changes(last.snapshot if last else {}, current() if snapshot is None else snapshot, fields)
+    snapshot = current() if snapshot is None else snapshot
+    if last is not None and last.fingerprint and last.fingerprint == _fingerprint(snapshot):
+        return last, []
+    return last, object_changes(last.snapshot if last else {}, snapshot, fields)
+
+
+def changed(last, snapshot, digest):
+    """Whether ``snapshot``, whose fingerprint is ``digest``, holds other objects than ``last``
+    (the last published revision; None before the first): what an apply without force asks."""
+    if last is not None and not last.fingerprint:  # stored before revisions kept fingerprints
+        return bool(object_changes(last.snapshot, snapshot, fields=False))
+    return digest != (last.fingerprint if last else fingerprint({}))
+
+
+_fingerprinted = {"last": (None, "")}
+
+
+def _fingerprint(snapshot):
+    """fingerprint(snapshot), remembered for the snapshot last asked about: current() answers
+    the same dict until the generation moves, and the console's banner asks every few seconds."""
+    remembered, digest = _fingerprinted["last"]
+    if remembered is not snapshot:
+        digest = fingerprint(snapshot)
+        _fingerprinted["last"] = (snapshot, digest)
+    return digest
 
 
 def last_published():
-    """The last published revision, with its number and snapshot only; None before the first."""
-    return Revision.objects.only("number", "snapshot").order_by("-number").first()
+    """The last published revision, with its number and fingerprint (its snapshot is read when
+    first used); None before the first."""
+    return Revision.objects.only("number", "fingerprint").order_by("-number").first()
 
 
 def compile_for_nodes(snapshot, node_names):
@@ -225,11 +250,11 @@ def publish(author, message, confirm_within_s=None, force=False):
     """
     with publishing():
         snapshot = freeze(last_number() + 1)
-        last, changes = pending_changes(snapshot, fields=False)
-        if not changes and not force:
+        last, digest = last_published(), fingerprint(snapshot)
+        if not force and not changed(last, snapshot, digest):
             raise NothingToApply(last.number if last else None)
         settle_awaiting(ConfirmState.CONFIRMED)
-        return store(snapshot, author, message, confirm_within_s=confirm_within_s)
+        return store(snapshot, author, message, confirm_within_s=confirm_within_s, digest=digest)
 
 
 def settle_awaiting(state):
@@ -303,8 +328,9 @@ def last_number():
     return Revision.objects.aggregate(last=Max("number"))["last"] or 0
 
 
-def store(snapshot, author, message, confirm_within_s=None, rollback_of=None):
-    """Compile ``snapshot`` for every node and store it as the revision it names."""
+def store(snapshot, author, message, confirm_within_s=None, rollback_of=None, digest=None):
+    """Compile ``snapshot`` for every node and store it as the revision it names, with its
+    fingerprint (``digest``, when the caller has it already)."""
     number = snapshot["revision"]
     nodes = list(Node.objects.all())
     compiled = compile_for_nodes(snapshot, [node.name for node in nodes] or [_CHECK_NODE])
@@ -317,7 +343,13 @@ def store(snapshot, author, message, confirm_within_s=None, rollback_of=None):
             "confirm_state": ConfirmState.AWAITING,
         }
     revision = Revision.objects.create(
-        number=number, snapshot=snapshot, author=author, message=message, rollback_of=rollback_of, **confirm
+        number=number,
+        snapshot=snapshot,
+        fingerprint=digest or fingerprint(snapshot),
+        author=author,
+        message=message,
+        rollback_of=rollback_of,
+        **confirm,
     )
     NodeRevision.objects.bulk_create(
         NodeRevision(revision=revision, node=node, files=bundles[node.pk]) for node in nodes

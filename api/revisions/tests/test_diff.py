@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APITestCase
 
 from cluster.models import Node
-from revisions.diff import file_changes, object_changes, with_fields
+from revisions.diff import file_changes, fingerprint, object_changes, with_fields
 from revisions.models import NodeRevision, Revision
 from revisions.tests.test_publish import make_service
 from services.models import Member, Pool, Rule, VirtualService
@@ -53,6 +53,32 @@ def test_without_fields_the_same_objects_change_the_same_way():
         listed = object_changes(before, after)
         assert object_changes(before, after, fields=False) == [{k: c[k] for k in ("path", "change")} for c in listed]
     assert object_changes(old, old, fields=False) == []
+
+
+def test_the_fingerprint_moves_exactly_when_an_object_changes():
+    """A revision's fingerprint decides "nothing to apply" without reading its snapshot back."""
+    api = {"name": "api", "algorithm": "round-robin", "members": []}
+    base = {"revision": 3, "pools": [POOL, api], "virtual_services": [{"name": "www", "port": 80}]}
+    same = [
+        {**base, "revision": 4},  # the number is not an object
+        {**base, "pools": [api, POOL]},  # nor the order of a section
+        {**base, "pools": [{"members": [], "algorithm": "round-robin", "name": "api"}, POOL]},  # nor of a dict
+        {**base, "certificates": []},  # an empty section is an absent one
+    ]
+    other = [
+        {**base, "pools": [{**POOL, "members": POOL["members"][::-1]}, api]},  # a list's order in an object is
+        {**base, "pools": [{**POOL, "algorithm": "source-hash"}, api]},
+        {**base, "pools": [POOL]},
+        {**base, "ipvs_sync": {}},  # a singleton, even empty
+        {**base, "virtual_services": [{"name": "www", "port": "80"}]},
+    ]
+    for snapshot in same:
+        assert object_changes(base, snapshot, fields=False) == [], snapshot
+        assert fingerprint(snapshot) == fingerprint(base), snapshot
+    for snapshot in other:
+        assert object_changes(base, snapshot, fields=False) != [], snapshot
+        assert fingerprint(snapshot) != fingerprint(base), snapshot
+    assert fingerprint({}) == fingerprint(None) == fingerprint({"revision": 1, "pools": []})
 
 
 def test_a_page_of_changes_gets_the_fields_of_its_objects_only():

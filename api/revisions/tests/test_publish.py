@@ -9,6 +9,7 @@ from accounts.models import AuditEntry
 from cluster.models import Node
 from compiler import rules
 from revisions.checks import check_haproxy, check_nftables
+from revisions.diff import fingerprint
 from revisions.models import NodeRevision, Revision
 from services.models import HealthCheck, Member, Pool, VirtualService
 
@@ -232,6 +233,26 @@ class NothingToApplyTest(APITestCase):
         self.assertEqual(self.client.patch(f"/api/v1/members/{s1.pk}/", {"weight": 4}, format="json").status_code, 200)
         self.assertFalse(self.pending())
         self.assertEqual(self.apply().data["base_revision"], 2)
+
+    def test_every_revision_keeps_its_fingerprint_and_one_stored_without_is_compared_by_objects(self):
+        self.apply(message="first")
+        s1 = Member.objects.get(name="s1")
+        live = self.client.post(f"/api/v1/members/{s1.pk}/runtime/", {"weight": 5}, format="json")
+        self.assertEqual(live.status_code, 200, live.data)
+        first = Revision.objects.get(number=1).pk
+        self.assertEqual(self.client.post(f"/api/v1/revisions/{first}/rollback/", {}, format="json").status_code, 201)
+        revisions = list(Revision.objects.order_by("number"))
+        self.assertEqual(len(revisions), 3)
+        self.assertEqual([r.fingerprint for r in revisions], [fingerprint(r.snapshot) for r in revisions])
+        self.assertEqual(revisions[0].fingerprint, revisions[2].fingerprint)  # rolled back to the same objects
+        self.assertNotEqual(revisions[0].fingerprint, revisions[1].fingerprint)
+        # A revision stored before fingerprints were kept (an upgrade): its objects are compared.
+        Revision.objects.update(fingerprint="")
+        self.assertFalse(self.pending())
+        self.assertEqual(self.apply().status_code, 409)
+        Pool.objects.create(name="new", algorithm="round-robin")
+        self.assertTrue(self.pending())
+        self.assertEqual(self.apply().data["number"], 4)
 
     def test_with_no_objects_and_no_revision_yet_there_is_nothing_to_apply(self):
         VirtualService.objects.all().delete()
