@@ -47,6 +47,17 @@ SSH_OPTIONS = [
     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
     "-o", "ConnectTimeout=20", "-o", "ServerAliveInterval=15",
 ]  # fmt: skip
+# forward_journal: the journal to ttyS1 (journal.log) as journald's console forwarding wrote it
+# ([monotonic seconds] identifier[pid]: message), info and above.
+JOURNAL_UNIT = "fulcrum-test-journal-ttyS1.service"
+JOURNAL_UNIT_TEXT = """[Unit]
+Description=Fulcrum tests: the journal to ttyS1 (journal.log)
+[Service]
+ExecStart=/bin/sh -c 'exec journalctl -b -f -n all -p info -o short-monotonic --no-hostname >/dev/ttyS1'
+Restart=always
+[Install]
+WantedBy=multi-user.target
+"""
 
 
 def ip(*argv, check=True):
@@ -263,11 +274,15 @@ class Appliance:
         return "\n".join(lines[-tail:])
 
     def forward_journal(self):
-        """From now on (and after reboots) the guest's journal also goes to ttyS1: journal.log."""
+        """From now on (and after reboots) the guest's journal also goes to ttyS1: journal.log,
+        each boot's from its start. A unit of the tests' follows it with journalctl; journald is
+        left alone. Its ForwardToConsole needs journald restarted, and lines logged meanwhile
+        can miss ``journalctl -u``, which tests read: a unit started during a restart lacked
+        systemd's "Started" line, and twice a joining appliance's API start (SSH answers as its
+        join begins) lacked fulcrum-api-init's lines."""
         self.ssh(
-            "mkdir -p /etc/systemd/journald.conf.d && printf '[Journal]\\nForwardToConsole=yes\\n"
-            "TTYPath=/dev/ttyS1\\nMaxLevelConsole=info\\n' >/etc/systemd/journald.conf.d/90-test-ttyS1.conf"
-            " && systemctl restart systemd-journald"
+            f"cat >/etc/systemd/system/{JOURNAL_UNIT} && systemctl enable --now {JOURNAL_UNIT}",
+            input=JOURNAL_UNIT_TEXT,
         )
 
     def report(self):
