@@ -161,8 +161,10 @@ def _change_for(instance, load_before):
     key = _key(instance)
     if key not in changes:
         before = None
-        if load_before:
-            stored = type(instance)._base_manager.filter(pk=instance.pk).first()
+        if load_before:  # the audited fields the instance has (a revision's snapshot is neither)
+            deferred = instance.get_deferred_fields()
+            audited = [f.name for f in _fields(type(instance)) if f.attname not in deferred]
+            stored = type(instance)._base_manager.filter(pk=instance.pk).only(*audited).first()
             before = _values(stored) if stored is not None else None
         changes[key] = _Change(type(instance), instance.pk, before=before)
     return changes[key]

@@ -17,6 +17,12 @@ def hash_token(token):
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class NodeQuerySet(models.QuerySet):
+    def with_applied_revision(self):
+        """With the revision each node runs, without its snapshot (revisions.models.RevisionQuerySet)."""
+        return self.select_related("applied_revision").defer("applied_revision__snapshot")
+
+
 class Node(models.Model):
     """A load-balancer node running fulcrum-agent; it authenticates with its own token."""
 
@@ -59,6 +65,8 @@ class Node(models.Model):
     status_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     version = version_field()
+
+    objects = NodeQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

@@ -10,6 +10,21 @@ CONFIRM_WITHIN_S_MIN = 10
 CONFIRM_WITHIN_S_MAX = 3600
 
 
+# A revision's snapshot and a node's copy's files are megabytes at 10,000 services, and each
+# takes a second or more to read back: what lists revisions, or tells their state, leaves them
+# out. A deferred field is still read when used (a revision's own page, its diff, a rollback).
+class RevisionQuerySet(models.QuerySet):
+    def listed(self):
+        """Revisions without their snapshots."""
+        return self.defer("snapshot")
+
+
+class NodeRevisionQuerySet(models.QuerySet):
+    def listed(self):
+        """Nodes' copies without their files, with the node and the revision it runs (number)."""
+        return self.defer("files").select_related("node__applied_revision").defer("node__applied_revision__snapshot")
+
+
 class Revision(models.Model):
     """A frozen copy of every object at the moment of "Apply"; never changed afterwards."""
 
@@ -46,6 +61,8 @@ class Revision(models.Model):
         blank=True, editable=False, help_text="Why the automatic rollback could not be made (rollback-failed)."
     )
 
+    objects = RevisionQuerySet.as_manager()
+
     class Meta:
         ordering = ["-number"]
         verbose_name = "revision"
@@ -79,6 +96,8 @@ class NodeRevision(models.Model):
         "objects at fault (revisions.problems.report_problems).",
     )
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NodeRevisionQuerySet.as_manager()
 
     class Meta:
         ordering = ["node__name"]

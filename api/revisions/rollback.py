@@ -74,7 +74,7 @@ def confirm(revision):
 
     def attempt():
         with publishing():
-            current = Revision.objects.get(pk=revision.pk)
+            current = Revision.objects.listed().get(pk=revision.pk)
             if current.confirm_state == ConfirmState.AWAITING and current.confirm_by <= timezone.now():
                 _expire(current)
                 current.refresh_from_db()

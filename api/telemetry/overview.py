@@ -3,8 +3,10 @@ where the configuration stands. A fixed number of queries whatever the number of
 
 from datetime import timedelta
 
+from django.db.models import Prefetch
+
 from cluster.models import Node
-from revisions.models import Revision
+from revisions.models import NodeRevision, Revision
 from revisions.publish import pending_changes
 from revisions.rollback import expire_confirmations
 from services.choices import MemberState
@@ -25,9 +27,10 @@ SERVING = {HealthStatus.UP, HealthStatus.UNCHECKED}
 def overview(now):
     """The dashboard's data (OverviewSerializer's shape)."""
     expire_confirmations(now)  # as the revision views do: a passed deadline rolls back first
-    nodes = list(Node.objects.select_related("applied_revision").order_by("name"))
+    nodes = list(Node.objects.with_applied_revision().order_by("name"))
     _, changes = pending_changes(fields=False)
-    newest = Revision.objects.prefetch_related("node_states").order_by("-number").first()
+    node_states = Prefetch("node_states", NodeRevision.objects.listed())
+    newest = Revision.objects.listed().prefetch_related(node_states).order_by("-number").first()
     return {
         "services": service_rows(now),
         "nodes": [node_row(node, now) for node in nodes],

@@ -12,6 +12,8 @@ send paths to its second pool. Then, over the API, as an operator or a script wo
   a member's weight (PATCH), a new rule (POST), a service's client timeout (PATCH);
 - applies: a forced revision (compile, ``haproxy -c`` and ``keepalived --config-test``,
   publish), timed from the POST to its answer;
+- reads after the applies, as the console polls them: the history page (10 revisions), the
+  dashboard (``overview/``) and the pending banner's count, each several times;
 - bulk: 5,000 rules into one service in one call (``POST /api/v1/rules/bulk/``, replace):
   created the first round, rewritten the next two;
 - agents (the first size only): 100 nodes' agents long-polling at once, as fulcrum-agent
@@ -172,6 +174,23 @@ def measure_applies(api, applies: int) -> dict:
     return {"median_s": statistics.median(times), "max_s": max(times), "n": len(times)}
 
 
+# The console's polls (webui: HISTORY_PAGE_SIZE, the dashboard, the pending banner).
+READS = {
+    "history": ("/api/v1/revisions/", {"limit": 10}),
+    "dashboard": ("/api/v1/overview/", {}),
+    "pending_count": ("/api/v1/revisions/pending/count/", {}),
+}
+
+
+def measure_reads(api, rounds: int = 5) -> dict:
+    """Median milliseconds of each of READS, ``rounds`` times in turn."""
+    times = {name: [] for name in READS}
+    for _ in range(rounds):
+        for name, (path, params) in READS.items():
+            times[name].append(timed(200, api.get, path, params=params, timeout=600))
+    return {name: {"p50_ms": round(statistics.median(t), 1), "n": len(t)} for name, t in times.items()}
+
+
 def cpu_seconds(pid: int) -> float:
     """User and system CPU of ``pid`` and its children (gunicorn's master and workers)."""
     pids = [pid, *map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]
@@ -242,6 +261,7 @@ def run_size(size: int, writes: int, applies: int, bulk: int, prefix: str, agent
         result = {"size": size, "load_s": round(loaded, 1)}
         result["writes"] = measure_writes(api, picks)
         result["apply"] = measure_applies(api, applies) if applies else None  # before bulk adds its rules
+        result["reads"] = measure_reads(api)  # with the applies' revisions, nothing pending
         result["bulk"] = measure_bulk(api, picks[0], bulk, 3) if bulk else None
         result["agents"] = measure_agents(stack, agents) if agents else None
         return result
@@ -266,6 +286,13 @@ def report(results: list[dict]) -> str:
         )
         lines.append(f"| {r['size']:,} | " + " | ".join(cells) + " |")
     lines.append(f"(ratios: against {base['size']:,} services, the same run)")
+    lines += ["", "| services | " + " | ".join(f"{name} p50" for name in READS) + " |",
+              "| ---: |" + " ---: |" * len(READS)]  # fmt: skip
+    for r in results:
+        reads, first = r.get("reads"), base.get("reads")
+        if reads and first:
+            cells = [f"{reads[n]['p50_ms']:.0f} ms ({reads[n]['p50_ms'] / first[n]['p50_ms']:.1f}x)" for n in READS]
+            lines.append(f"| {r['size']:,} | " + " | ".join(cells) + " |")
     for r in results:
         if r.get("agents"):
             a = r["agents"]

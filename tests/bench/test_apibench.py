@@ -24,12 +24,15 @@ def test_percentile_and_spread():
 def test_the_report_gives_ratios_against_the_smallest_size():
     def result(size, write_ms, apply_s):
         writes = {k: {"p50_ms": write_ms, "p95_ms": write_ms * 2, "n": 3} for k in ("member_weight", "rule_create", "service_patch")}  # fmt: skip
+        reads = {name: {"p50_ms": write_ms * 2, "n": 5} for name in bench.READS}
         return {"size": size, "writes": writes, "bulk": {"rules": 50, "create_s": 0.2, "median_s": 0.1, "n": 3},
-                "apply": {"median_s": apply_s, "max_s": apply_s, "n": 1}}  # fmt: skip
+                "apply": {"median_s": apply_s, "max_s": apply_s, "n": 1}, "reads": reads}  # fmt: skip
 
     lines = bench.report([result(100, 20.0, 1.0), result(10_000, 30.0, 8.0)]).splitlines()
     assert lines[2].startswith("| 100 | 20 / 40 ms (1.00x)")
     assert "30 / 60 ms (1.50x)" in lines[3] and "8.00 s (8.0x)" in lines[3] and "50 in 0.10 s" in lines[3]
+    assert lines[6] == "| services | history p50 | dashboard p50 | pending_count p50 |"
+    assert lines[9] == "| 10,000 | 60 ms (1.5x) | 60 ms (1.5x) | 60 ms (1.5x) |"
 
 
 def test_a_tiny_run_against_the_real_api(tmp_path):
@@ -42,6 +45,7 @@ def test_a_tiny_run_against_the_real_api(tmp_path):
         assert {w["n"] for w in result["writes"].values()} == {3}
         assert all(w["p50_ms"] > 0 for w in result["writes"].values())
         assert (result["bulk"]["rules"], result["bulk"]["n"], result["apply"]["n"]) == (30, 3, 1)
+        assert {(r["n"], r["p50_ms"] > 0) for r in result["reads"].values()} == {(5, True)}
     assert len(document["load_average"]["before"]) == 3
     first, second = (r["agents"] for r in document["results"])
     assert second is None  # agents at the first size only

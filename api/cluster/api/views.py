@@ -42,7 +42,7 @@ WAITERS = threading.BoundedSemaphore(LONG_POLL_WAITERS)
 class NodeViewSet(VersionedViewSetMixin, viewsets.ModelViewSet):
     """Appliance nodes. Creating one returns its agent token once; it cannot be read again."""
 
-    queryset = Node.objects.select_related("applied_revision")
+    queryset = Node.objects.with_applied_revision()
     operator_actions = {"standby"}  # maintenance handover (accounts.permissions)
 
     def get_serializer_class(self):
@@ -236,6 +236,7 @@ class AgentReportView(AgentView):
         node = request.auth
         copy = (
             NodeRevision.objects.select_related("revision", "node")
+            .defer("files", "revision__snapshot")  # a failure's report reads them (report_problems)
             .filter(node=node, revision__number=report.validated_data["revision"])
             .first()
         )

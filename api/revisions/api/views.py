@@ -1,5 +1,6 @@
 """Revisions: apply (POST), history, pending changes, rollback, confirm; backup and restore."""
 
+from django.db.models import Prefetch
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -15,7 +16,7 @@ from revisions import backup
 from revisions.api import serializers
 from revisions.choices import ApplyRefusal
 from revisions.diff import file_changes, object_changes, with_fields
-from revisions.models import Revision
+from revisions.models import NodeRevision, Revision
 from revisions.problems import refused_body
 from revisions.publish import NothingToApply, PublishError, last_published, node_files, pending_changes, publish
 from revisions.restore import RestoreError, restore
@@ -63,7 +64,11 @@ class RevisionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     Reading the history also enforces a confirmation deadline that has passed."""
 
-    queryset = Revision.objects.select_related("author").prefetch_related("node_states__node__applied_revision")
+    queryset = (
+        Revision.objects.listed()
+        .select_related("author")
+        .prefetch_related(Prefetch("node_states", NodeRevision.objects.listed()))
+    )
     serializer_class = serializers.RevisionSerializer
     operator_actions = {"create", "rollback", "confirm"}
 

@@ -3,6 +3,8 @@
 from unittest import mock
 
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient, APITestCase
 
 from accounts.models import AuditEntry
@@ -355,6 +357,32 @@ class AgentProtocolTest(APITestCase):
         body = {"revision": number, "state": "applied", "message": "applied"}
         self.agent.post("/api/v1/agent/reports/", body, format="json")
         self.assertEqual(NodeRevision.objects.get(revision__number=number).problems, [])
+
+    def test_reading_the_history_the_nodes_and_the_dashboard_reads_no_snapshot_and_no_files(self):
+        """At 10,000 services a snapshot, or a node's files, is megabytes and a second or more
+        to read back: only what shows or uses one reads it."""
+        first = self.publish(confirm_within_s=600)
+        self.agent.post("/api/v1/agent/reports/", {"revision": first, "state": "applied"}, format="json")
+        pk = Revision.objects.get(number=first).pk
+
+        def read(call, *args, **kwargs):
+            with CaptureQueriesContext(connection) as queries:
+                answer = call(*args, format="json", **kwargs)
+            self.assertLess(answer.status_code, 300, answer.data)
+            return answer, [q["sql"] for q in queries if '"snapshot"' in q["sql"] or '"files"' in q["sql"]]
+
+        history, heavy = read(self.admin.get, "/api/v1/revisions/")
+        self.assertEqual(history.data["results"][0]["nodes"][0]["running_revision"], first)
+        self.assertEqual(heavy, [])
+        for path in ("/api/v1/nodes/", "/api/v1/overview/", f"/api/v1/revisions/{pk}/confirm/"):
+            call = self.admin.post if path.endswith("confirm/") else self.admin.get
+            self.assertEqual(read(call, path)[1], [], path)
+        report = {"revision": first, "state": "applied", "message": "again"}
+        self.assertEqual(read(self.agent.post, "/api/v1/agent/reports/", report)[1], [])
+        self.assertEqual(read(self.admin.get, "/api/v1/overview/")[0].data["revision"]["number"], first)
+        # What shows a snapshot reads it, once.
+        shown, heavy = read(self.admin.get, f"/api/v1/revisions/{pk}/")
+        self.assertEqual((shown.data["snapshot"]["revision"], len(heavy)), (first, 1))
 
     def test_node_added_after_publish_gets_a_checked_bundle(self):
         number = self.publish()
