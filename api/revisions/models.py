@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from fulcrum.fields import DocumentField
 from revisions.choices import ConfirmState, NodeRevisionState
 
 CONFIRM_WITHIN_S_MIN = 10
@@ -29,7 +30,7 @@ class Revision(models.Model):
     """A frozen copy of every object at the moment of "Apply"; never changed afterwards."""
 
     number = models.PositiveIntegerField(unique=True, editable=False)
-    snapshot = models.JSONField(editable=False)
+    snapshot = DocumentField(editable=False)
     fingerprint = models.CharField(
         max_length=64,
         blank=True,
@@ -85,7 +86,7 @@ class NodeRevision(models.Model):
 
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="node_states")
     node = models.ForeignKey("cluster.Node", on_delete=models.CASCADE, related_name="revisions")
-    files = models.JSONField(editable=False, help_text="Rendered file name -> text, as checked by the daemons.")
+    files = DocumentField(editable=False, help_text="Rendered file name -> text, as checked by the daemons.")
     state = models.CharField(max_length=16, choices=NodeRevisionState.choices, default=NodeRevisionState.PENDING)
     message = models.TextField(blank=True)
     problems = models.JSONField(

@@ -384,6 +384,27 @@ class AgentProtocolTest(APITestCase):
         shown, heavy = read(self.admin.get, f"/api/v1/revisions/{pk}/")
         self.assertEqual((shown.data["snapshot"]["revision"], len(heavy)), (first, 1))
 
+    def test_snapshots_and_files_are_json_documents_read_back_from_json_or_jsonb(self):
+        number = self.publish()
+        sql = (
+            "SELECT pg_typeof(r.snapshot)::text, pg_typeof(n.files)::text FROM revisions_revision r"
+            " JOIN revisions_noderevision n ON n.revision_id = r.id WHERE r.number = %s"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [number])
+            self.assertEqual(cursor.fetchone(), ("json", "json"))  # kept as written, not rebuilt as jsonb
+        stored = Revision.objects.get(number=number)
+        files = NodeRevision.objects.get(revision=stored).files
+        self.assertEqual((stored.snapshot["revision"], stored.snapshot["pools"][0]["name"]), (number, "web"))
+        self.assertIn("backend pool-web", files["haproxy.cfg"])
+        # Columns still jsonb: the new code on a standby before the primary has migrated.
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred triggers fire first
+            cursor.execute("ALTER TABLE revisions_revision ALTER COLUMN snapshot TYPE jsonb")
+            cursor.execute("ALTER TABLE revisions_noderevision ALTER COLUMN files TYPE jsonb")
+        self.assertEqual(Revision.objects.get(number=number).snapshot, stored.snapshot)
+        self.assertEqual(NodeRevision.objects.get(revision=stored).files, files)
+
     def test_node_added_after_publish_gets_a_checked_bundle(self):
         number = self.publish()
         late = self.admin.post("/api/v1/nodes/", {"name": "lb2"}, format="json").data["token"]
