@@ -77,9 +77,13 @@ class Switching:
                 self.fields.setdefault(line, owner)
 
 
+# What strong quotes cannot hold: the quote itself and control characters.
+_UNQUOTABLE = re.compile(r"['\x00-\x1f\x7f]")
+
+
 def quote(text):
     """HAProxy strong quoting: nothing inside is interpreted. Callers validated ``text``."""
-    if "'" in text or any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+    if _UNQUOTABLE.search(text):
         raise ValueError(f"refusing to quote {text!r} for haproxy.cfg")
     return f"'{text}'"
 

@@ -33,11 +33,18 @@ def haproxy_word(value):
     return text
 
 
+# An IPv4 address as ipaddress writes it (no leading zeros): rendered as it is, without parsing
+# it (80,000 servers at 10,000 services: half a second).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_DOTTED_QUAD = re.compile(rf"\A(?:{_OCTET}\.){{3}}{_OCTET}\Z")
+
+
 def haproxy_address(address, port):
     """``10.0.0.1:80`` or ``[2001:db8::1]:80``."""
-    ip = ipaddress.ip_address(address)
-    host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
-    return haproxy_word(f"{host}:{port}")
+    if not _DOTTED_QUAD.match(address):
+        ip = ipaddress.ip_address(address)
+        address = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    return haproxy_word(f"{address}:{port}")
 
 
 def keepalived_word(value):

@@ -1,6 +1,7 @@
 """Layer 7 input: verify refuses what cannot be rendered safely; switching keeps rule order."""
 
 import copy
+import ipaddress
 
 import pytest
 
@@ -9,6 +10,7 @@ from compiler.advice import service_warnings
 from compiler.facts import derive
 from compiler.snapshot import Condition, Rule
 from compiler.switching import MAP_MIN_RUN, compile_rules, quote
+from compiler.templating import haproxy_address
 from compiler.tests.test_verify import GOOD
 from revisions.checks import check_haproxy
 
@@ -152,10 +154,31 @@ def test_many_values_split_over_lines_that_haproxy_can_read():
     assert all(len(line) < 2048 and len(line.split()) < 64 for line in out.acls)
 
 
-@pytest.mark.parametrize("text", ["it's", "a\nb", "tab\there"])
+@pytest.mark.parametrize("text", ["it's", "a\nb", "tab\there", "nul\x00", "del\x7f", "\x1f"])
 def test_quote_refuses_what_would_escape_strong_quotes(text):
     with pytest.raises(ValueError):
         quote(text)
+
+
+def test_quote_keeps_what_strong_quotes_hold():
+    text = 'a "b" \\ $x #y %[src] é'
+    assert quote(text) == f"'{text}'"
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["10.0.0.1", "255.255.255.255", "0.0.0.0", "1.2.3.04", "1.2.3.256", "1.2.3", "1.2.3.4 ", "1.2.3.4\n",
+     "2001:db8::0:1", "::ffff:1.2.3.4", "::1", "fe80::1%eth0", "web.internal", ""],
+)  # fmt: skip
+def test_a_server_address_renders_as_ipaddress_writes_it_or_is_refused(address):
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        with pytest.raises(ValueError):
+            haproxy_address(address, 80)
+        return
+    want = f"[{ip.compressed}]:80" if ip.version == 6 else f"{ip.compressed}:80"
+    assert haproxy_address(address, 80) == want
 
 
 def test_dataclass_rule_defaults():
