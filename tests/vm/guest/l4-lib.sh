@@ -137,10 +137,12 @@ stop_web() {
 # start_udp_name NS NAME PORT [ADDRESS]: answers every datagram on PORT with
 # NAME. Bound to ADDRESS when given, so that a direct-routing real server
 # answers from the VIP (its socket would otherwise pick its own address).
+# Returns once it has answered a datagram sent in NS (wait_udp).
 start_udp_name() {
 	local ns=$1 name=$2 port=$3 bind=${4:+,bind=$4}
 	ip netns exec "$ns" socat "UDP4-RECVFROM:$port$bind,reuseaddr,fork" "EXEC:echo $name" </dev/null \
 		>"$WORK/$ns.socat.log" 2>&1 &
+	wait_udp "$ns" "${4:-127.0.0.1}" "$port" "$name"
 }
 
 # start_udp_name6 NS NAME PORT: start_udp_name over IPv6
@@ -148,6 +150,20 @@ start_udp_name6() {
 	local ns=$1 name=$2 port=$3
 	ip netns exec "$ns" socat "UDP6-RECVFROM:$port,reuseaddr,fork" "EXEC:echo $name" </dev/null \
 		>"$WORK/$ns.socat6.log" 2>&1 &
+	wait_udp "$ns" ::1 "$port" "$name"
+}
+
+# wait_udp NS HOST PORT NAME: until HOST:PORT answers NAME to a datagram sent in
+# NS, so that a test's first datagram cannot race the server's start (a DR UDP
+# check once got no answer to its first datagram in a loaded emulated guest; a
+# late start is the likely cause, not a proven one).
+wait_udp() {
+	local ns=$1 host=$2 port=$3 name=$4
+	for _ in $(seq 10); do
+		[[ $(udp_ask "$ns" "$host" "$port" 1) == "$name" ]] && return 0
+		sleep 0.2
+	done
+	fail "the UDP server $name never answered on $host:$port in $ns"
 }
 
 # http_get NS URL [CURL ARGS...]: the body, or fails the test
