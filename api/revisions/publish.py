@@ -97,17 +97,13 @@ def _pems(snapshot):
     }
 
 
-def pending_changes(snapshot=None, fields=True):
-    """What an apply would change: the last published revision (None before the first) and
-    the objects of ``snapshot`` that differ from it (revisions.diff.object_changes: without
-    their ``fields`` when told so).
-
-    Without ``snapshot``, the current objects as readers see them (snapshots.freeze.current:
-    the pending endpoints, the dashboard). When its fingerprint is the last revision's,
-    nothing is pending, and the last snapshot is not read back."""
-    last = last_published()
-    snapshot = current() if snapshot is None else snapshot
-    if last is not None and last.fingerprint and last.fingerprint == _fingerprint(snapshot):
+def pending_changes(fields=True):
+    """What an apply would change now: the last published revision (None before the first) and
+    the current objects (snapshots.freeze.current, as readers see them) that differ from it
+    (revisions.diff.object_changes: without their ``fields`` when told so). Decided as an
+    apply decides it (``changed``): with the fingerprints equal, the last snapshot is not read."""
+    last, snapshot = last_published(), current()
+    if not changed(last, snapshot, _fingerprint(snapshot)):
         return last, []
     return last, object_changes(last.snapshot if last else {}, snapshot, fields)
 
@@ -125,7 +121,7 @@ _fingerprinted = {"last": (None, "")}
 
 def _fingerprint(snapshot):
     """fingerprint(snapshot), remembered for the snapshot last asked about: current() answers
-    the same dict until the generation moves, and the console's banner asks every few seconds."""
+    the same dict until the generation moves, and the console's banner and dashboard poll."""
     remembered, digest = _fingerprinted["last"]
     if remembered is not snapshot:
         digest = fingerprint(snapshot)

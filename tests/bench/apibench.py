@@ -289,10 +289,9 @@ def report(results: list[dict]) -> str:
     lines += ["", "| services | " + " | ".join(f"{name} p50" for name in READS) + " |",
               "| ---: |" + " ---: |" * len(READS)]  # fmt: skip
     for r in results:
-        reads, first = r.get("reads"), base.get("reads")
-        if reads and first:
-            cells = [f"{reads[n]['p50_ms']:.0f} ms ({reads[n]['p50_ms'] / first[n]['p50_ms']:.1f}x)" for n in READS]
-            lines.append(f"| {r['size']:,} | " + " | ".join(cells) + " |")
+        reads, first = r["reads"], base["reads"]
+        cells = [f"{reads[n]['p50_ms']:.0f} ms ({reads[n]['p50_ms'] / first[n]['p50_ms']:.1f}x)" for n in READS]
+        lines.append(f"| {r['size']:,} | " + " | ".join(cells) + " |")
     for r in results:
         if r.get("agents"):
             a = r["agents"]
