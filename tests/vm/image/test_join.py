@@ -31,7 +31,7 @@ from tests.harness.hastack import stick_entries
 from tests.harness.requestloop import RequestLoop, longest_gap
 from tests.harness.stack import ApiClient
 from tests.vm.image.appliance import CLIENT, MGMT, MGMT_VIP
-from tests.vm.image.conftest import ARTIFACTS, JOINED, L4_VIP, L7_VIP, LAB, replication_state, wait_applied
+from tests.vm.image.conftest import ARTIFACTS, JOINED, L4_VIP, L7_VIP, LAB, publish, replication_state, wait_applied
 from tests.vm.image.conftest import JOINED_ADDRESS as ADDRESS
 from tests.vm.image.conftest import SERVERS as LAB_SERVERS
 from tests.vm.image.test_image import client_get, vip_client
@@ -236,9 +236,8 @@ def test_a_switchover_hands_the_management_vip_and_the_database_over(appliance, 
         assert at_vip.delete(f"/api/v1/pools/{pool['id']}/").status_code == 204
     # Both agents apply the new primary's revisions through the VIP. The pools came and went:
     # whether anything is pending is not the point, so the revision is forced.
-    answer = at_vip.post("/api/v1/revisions/", json={"message": "after the switchover", "force": True})
-    assert answer.status_code == 201, answer.text
-    wait_applied(box, at_vip, answer.json()["number"], "after the switchover", nodes=(JOINED, appliance.hostname))
+    number = publish(at_vip, "after the switchover", force=True)
+    wait_applied(box, at_vip, number, "after the switchover", nodes=(JOINED, appliance.hostname))
 
 
 class ChangeLoop(threading.Thread):
@@ -362,9 +361,8 @@ def test_the_pair_runs_the_ha_groups_between_them(appliance, joined, segment):
         "/api/v1/ipvs-sync/", json={"enabled": True, "interface": nic, "ha_group": groups["front"]["id"]}
     )
     assert sync.status_code == 200, sync.text
-    answer = at_vip.post("/api/v1/revisions/", json={"message": "the pair's HA groups"})
-    assert answer.status_code == 201, answer.text
-    wait_applied(box, at_vip, answer.json()["number"], "the pair's HA groups", nodes=(JOINED, appliance.hostname))
+    number = publish(at_vip, "the pair's HA groups")
+    wait_applied(box, at_vip, number, "the pair's HA groups", nodes=(JOINED, appliance.hostname))
     joined["front"] = {"groups": groups, "services": made, "pool": sticky}
     pair = (appliance, box)
     box.wait_until(lambda: holders(pair, FRONT_VIP) == {ADDRESS}, 60, f"{JOINED} alone holds {FRONT_VIP}")
@@ -688,9 +686,8 @@ def test_a_partition_leaves_one_writable_primary(appliance, joined, segment):
     for group in front["groups"].values():
         assert at_vip.delete(f"/api/v1/ha-groups/{group['id']}/").status_code == 204
     assert at_vip.delete(f"/api/v1/pools/{front['pool']['id']}/").status_code == 204
-    answer = at_vip.post("/api/v1/revisions/", json={"message": "the pair's HA groups removed"})
-    assert answer.status_code == 201, answer.text
-    wait_applied(box, at_vip, answer.json()["number"], "the HA groups removed", nodes=(JOINED, appliance.hostname))
+    number = publish(at_vip, "the pair's HA groups removed")
+    wait_applied(box, at_vip, number, "the HA groups removed", nodes=(JOINED, appliance.hostname))
 
 
 def segment_artifacts():

@@ -22,7 +22,7 @@ import subprocess
 import time
 
 from tests.vm.image.appliance import MGMT, MGMT_VIP, REPO
-from tests.vm.image.conftest import ARTIFACTS, JOINED, replication_state, wait_applied
+from tests.vm.image.conftest import ARTIFACTS, JOINED, publish, replication_state, wait_applied
 from tests.vm.image.test_image import L7_VIP, client_get, vip_client
 from tests.vm.image.test_join import ChangeLoop, holders, management_story, member_id
 
@@ -215,9 +215,8 @@ def test_a_rolling_upgrade_keeps_the_pair_its_database_and_its_live_service(appl
 
     # The upgraded pair still changes things: drain s2, apply, all traffic to s1 on both.
     assert at_vip.patch(f"/api/v1/members/{s2}/", json={"state": "drain"}).status_code == 200
-    answer = at_vip.post("/api/v1/revisions/", json={"message": "after the rolling upgrade"})
-    assert answer.status_code == 201, answer.text
-    wait_applied(appliance, at_vip, answer.json()["number"], "after the upgrade", nodes=(appliance.hostname, JOINED))
+    number = publish(at_vip, "after the rolling upgrade")
+    wait_applied(appliance, at_vip, number, "after the upgrade", nodes=(appliance.hostname, JOINED))
     for b in pair:
         b.wait_until(
             lambda b=b: set(client_get(b, f"http://{L7_VIP}/", 4)) == {"s1"}, 180, f"s2 drained on {b.address}"
