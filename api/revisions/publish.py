@@ -5,6 +5,8 @@ so a configuration HAProxy would reject never reaches an agent.
 """
 
 import copy
+import os
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -138,6 +140,15 @@ def last_published():
 def compile_for_nodes(snapshot, node_names):
     """{node name: files}: ``snapshot`` verified once, rendered for each node, and every file
     checked by its daemon."""
+    proved, rendered = render_for_nodes(snapshot, node_names)
+    with checked(proved, rendered):
+        pass
+    return _texts(rendered)
+
+
+def render_for_nodes(snapshot, node_names):
+    """``snapshot`` verified once and rendered for each node: (the verified configuration,
+    {node name: {path: bytes}}). Raises PublishError with what verify found."""
     try:
         proved = verify(snapshot_from_dict(snapshot))
         haproxy = render_haproxy_nodes(proved, node_names, _pems(snapshot))
@@ -146,22 +157,45 @@ def compile_for_nodes(snapshot, node_names):
         }
     except VerifyError as err:
         raise PublishError(err.problems) from err
-    checked = set()  # what each daemon has passed: nodes it cannot tell apart are checked once
-    for name, files in rendered.items():
-        for daemon, check in (
-            ("haproxy", check_haproxy),
-            ("keepalived", check_keepalived),
-            ("nftables", check_nftables),
-        ):
-            meaning = (daemon, _meaning(files, READS[daemon]))
-            if meaning in checked:
-                continue
-            result = check(files)
-            if not result.ok:
-                refused = refusal(daemon, name, proved.snapshot, files, result.output)
-                raise PublishError(refused.problems(), refused)
-            checked.add(meaning)
+    return proved, rendered
+
+
+def _texts(rendered):
     return {name: {path: content.decode() for path, content in files.items()} for name, files in rendered.items()}
+
+
+@contextmanager
+def checked(proved, rendered):
+    """Every daemon check ``rendered`` needs, run side by side (each is a daemon's process)
+    while the block runs, which may store what the checks are to allow. On leaving, it raises
+    PublishError with the first refusal in node and daemon order, as if the checks had run one
+    after the other: what the block stored must be in a transaction that the error undoes."""
+    checks = _checks(rendered)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(checks), os.cpu_count() or 1))) as pool:
+        results = [pool.submit(_check, daemon, files) for _name, daemon, files in checks]
+        yield
+        for (name, daemon, files), result in zip(checks, results, strict=True):
+            said = result.result()
+            if not said.ok:
+                refused = refusal(daemon, name, proved.snapshot, files, said.output)
+                raise PublishError(refused.problems(), refused)
+
+
+def _check(daemon, files):
+    return {"haproxy": check_haproxy, "keepalived": check_keepalived, "nftables": check_nftables}[daemon](files)
+
+
+def _checks(rendered):
+    """The checks ``rendered`` ({node name: files}) needs, as (node name, daemon, files): one
+    for each thing a daemon is asked, so that nodes it cannot tell apart are checked once."""
+    checks, asked = [], set()
+    for name, files in rendered.items():
+        for daemon in READS:
+            meaning = (daemon, _meaning(files, READS[daemon]))
+            if meaning not in asked:
+                asked.add(meaning)
+                checks.append((name, daemon, files))
+    return checks
 
 
 # The files each daemon's check reads (revisions.checks), and the lines of them that do not
@@ -329,7 +363,8 @@ def store(snapshot, author, message, confirm_within_s=None, rollback_of=None, di
     fingerprint (``digest``, when the caller has it already)."""
     number = snapshot["revision"]
     nodes = list(Node.objects.all())
-    compiled = compile_for_nodes(snapshot, [node.name for node in nodes] or [_CHECK_NODE])
+    proved, rendered = render_for_nodes(snapshot, [node.name for node in nodes] or [_CHECK_NODE])
+    compiled = _texts(rendered)
     bundles = {node.pk: compiled[node.name] for node in nodes}
     confirm = {}
     if confirm_within_s:
@@ -338,18 +373,20 @@ def store(snapshot, author, message, confirm_within_s=None, rollback_of=None, di
             "confirm_by": timezone.now() + timedelta(seconds=confirm_within_s),
             "confirm_state": ConfirmState.AWAITING,
         }
-    revision = Revision.objects.create(
-        number=number,
-        snapshot=snapshot,
-        fingerprint=digest or fingerprint(snapshot),
-        author=author,
-        message=message,
-        rollback_of=rollback_of,
-        **confirm,
-    )
-    NodeRevision.objects.bulk_create(
-        NodeRevision(revision=revision, node=node, files=bundles[node.pk]) for node in nodes
-    )
+    # Stored while the daemons check the files, and rolled back if one refuses them.
+    with transaction.atomic(), checked(proved, rendered):
+        revision = Revision.objects.create(
+            number=number,
+            snapshot=snapshot,
+            fingerprint=digest or fingerprint(snapshot),
+            author=author,
+            message=message,
+            rollback_of=rollback_of,
+            **confirm,
+        )
+        NodeRevision.objects.bulk_create(
+            NodeRevision(revision=revision, node=node, files=bundles[node.pk]) for node in nodes
+        )
     return revision
 
 
