@@ -21,6 +21,7 @@ from cluster.models import Node
 from compiler import VerifyError, render_firewall, render_haproxy_nodes, render_keepalived, snapshot_from_dict, verify
 from compiler.locate import Complaint, locate_haproxy, locate_keepalived
 from compiler.render import CertificateFiles
+from fulcrum.collector import collector_paused
 from revisions.checks import check_haproxy, check_keepalived, check_nftables, complaints
 from revisions.choices import ConfirmState
 from revisions.diff import fingerprint, object_changes
@@ -234,15 +235,17 @@ def publishing():
     snapshot is taken by the transaction's first statement, so a lock taken inside it
     would leave a waiting publisher looking at the data from before the previous
     publisher's commit (and reusing its revision number).
+
+    Whatever it builds, the collector leaves alone (fulcrum.collector).
     """
     if connection.in_atomic_block:
-        with transaction.atomic():
+        with transaction.atomic(), collector_paused():
             _advisory("pg_advisory_xact_lock")
             yield
         return
     _advisory("pg_advisory_lock")
     try:
-        with transaction.atomic():
+        with transaction.atomic(), collector_paused():
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield

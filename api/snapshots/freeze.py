@@ -18,6 +18,7 @@ from certificates.models import Certificate
 from certificates.pem import snapshot_entry
 from cluster.models import HaGroup, HaGroupNode, IpvsSync, Node
 from compiler import snapshot as shape
+from fulcrum.collector import collector_paused
 from services.models import HealthCheck, Member, Pool, Rule, VirtualService
 from snapshots.generation import generation
 
@@ -288,7 +289,8 @@ def current():
     stamp = generation()
     now = time.monotonic()
     if _current["stamp"] != stamp or now - _current["at"] >= settings.FULCRUM_SNAPSHOT_REUSE_S:
-        _current.update(stamp=stamp, at=now, snapshot=freeze(0))
+        with collector_paused():
+            _current.update(stamp=stamp, at=now, snapshot=freeze(0))
     return _current["snapshot"]
 
 
