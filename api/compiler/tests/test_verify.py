@@ -217,6 +217,33 @@ def test_malformed_snapshot_is_refused(data, fragment):
         snapshot_from_dict(data)
 
 
+class Name(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("port", True, "expected int, got bool"),
+        ("port", 80.0, "expected int, got float"),
+        ("port", None, "expected int, got NoneType"),
+        ("weight", "1", "expected int, got str"),
+        ("backup", 0, "expected bool, got int"),
+        ("address", None, "expected str, got NoneType"),
+    ],
+)
+def test_a_members_scalar_of_another_type_is_refused_at_its_path(field, value, expected):
+    data = _with(lambda d: d["pools"][0]["members"][0].update({field: value}))
+    with pytest.raises(VerifyError) as err:
+        snapshot_from_dict(data)
+    assert err.value.problems == [(f"pools/web/members/s1/{field}", expected)]
+
+
+def test_a_scalar_of_a_subclass_of_its_type_is_taken():
+    data = _with(lambda d: d["pools"][0]["members"][0].update(name=Name("s1")))
+    assert snapshot_from_dict(data).pools[0].members[0].name == "s1"
+
+
 def test_render_refuses_unverified_input():
     bad = _with(lambda d: d["pools"][0]["members"][0].update(name="s1\nserver evil 1.2.3.4:22"))
     with pytest.raises(VerifyError):
