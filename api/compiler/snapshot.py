@@ -380,10 +380,9 @@ def _builder(cls):
         for name, (convert, required, scalar) in known.items():  # in the dataclass's order: its first problem
             if name in data:
                 value = data[name]
-                if scalar is None:
+                # Not a scalar, or not one of its exact type (a subclass, a wrong type): the converter decides.
+                if scalar is None or (type(value) is not scalar[0] and not (value is None and scalar[1])):
                     value = convert(value, (path, name))
-                elif type(value) is not scalar[0] and not (value is None and scalar[1]):
-                    value = convert(value, (path, name))  # a subclass, or a wrong type: the converter decides
                 values[name] = value
             elif required:
                 _refuse((path, name), "missing")

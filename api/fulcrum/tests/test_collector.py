@@ -24,6 +24,17 @@ def test_the_collector_is_off_inside_and_on_again_after(collector):
     assert gc.isenabled()
 
 
+def test_blocks_that_overlap_in_two_threads_keep_it_off_until_the_last_ends(collector):
+    gc.enable()
+    first, second = collector_paused(), collector_paused()
+    first.__enter__()  # a console's poll freezing...
+    second.__enter__()  # ...when a publish starts
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the publish still runs without it
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
 def test_an_error_inside_turns_it_on_again(collector):
     gc.enable()
     with pytest.raises(RuntimeError), collector_paused():
