@@ -101,10 +101,10 @@ def fulcrum_rules(listener: Listener) -> list[dict]:
     return rules
 
 
-def _fulcrum_service(listener: Listener, think_ms: int) -> dict:
+def _fulcrum_service(system: str, listener: Listener, think_ms: int) -> dict:
     service = {
         "name": listener.name,
-        "vip": vip("fulcrum", listener),
+        "vip": vip(system, listener),
         "port": listener.port,
         "protocol": "https" if listener.tls else "http",
         "enabled": True,
@@ -121,15 +121,16 @@ def _fulcrum_service(listener: Listener, think_ms: int) -> dict:
     return service
 
 
-def fulcrum_snapshot(tls: dict[str, KeyTypeMaterial], think_ms: int) -> dict:
-    """The revision Fulcrum compiles: every listener of plan.py, in the API's JSON form."""
+def fulcrum_snapshot(tls: dict[str, KeyTypeMaterial], think_ms: int, system: str = "fulcrum") -> dict:
+    """The revision Fulcrum compiles: every listener of plan.py on ``system``'s VIPs, in the
+    API's JSON form."""
     certificates = []
     for key_type, material in tls.items():
         certificates.append({"name": f"server-{key_type}", "fingerprint": fingerprint(material.server_cert_pem)})
         certificates.append({"name": f"ca-{key_type}", "fingerprint": fingerprint(material.ca_pem), "has_key": False})
     return {
         "revision": 1,
-        "virtual_services": [_fulcrum_service(x, think_ms) for x in listeners_of("fulcrum")],
+        "virtual_services": [_fulcrum_service(system, x, think_ms) for x in listeners_of(system)],
         "pools": _fulcrum_pools(),
         "certificates": certificates,
     }
@@ -144,7 +145,7 @@ def with_global_tuning(config: bytes, lines: tuple[str, ...] = HAPROXY_TUNING) -
     return head + sep + added.encode() + tail
 
 
-def fulcrum_files(tls: dict[str, KeyTypeMaterial], think_ms: int) -> dict[str, bytes]:
+def fulcrum_files(tls: dict[str, KeyTypeMaterial], think_ms: int, system: str = "fulcrum") -> dict[str, bytes]:
     """Run the real compiler: snapshot_from_dict -> render_haproxy (which verifies)."""
     api_dir = str(REPO_ROOT / "api")
     if api_dir not in sys.path:
@@ -156,7 +157,7 @@ def fulcrum_files(tls: dict[str, KeyTypeMaterial], think_ms: int) -> dict[str, b
     for key_type, material in tls.items():
         pems[f"server-{key_type}"] = CertificateFiles(crt=material.server_bundle, ca=material.server_cert_pem)
         pems[f"ca-{key_type}"] = CertificateFiles(crt=material.ca_pem, ca=material.ca_pem)
-    files = render_haproxy(verify(snapshot_from_dict(fulcrum_snapshot(tls, think_ms))), "bench", pems)
+    files = render_haproxy(verify(snapshot_from_dict(fulcrum_snapshot(tls, think_ms, system))), "bench", pems)
     return files | {"haproxy.cfg": with_global_tuning(files["haproxy.cfg"])}
 
 

@@ -2,8 +2,10 @@
 
 Each system's files are written once into its own directory; ``ProxyInLab`` checks them
 with the daemon (``haproxy -c`` / ``nginx -t``), starts it in the foreground as a child in
-its own session, and stops it. The Fulcrum-compiled configuration runs unchanged, with
-the environment the node agent gives it (``FULCRUM_CONF_DIR``, ``FULCRUM_RUN_DIR``).
+its own session, and stops it. The daemon comes from ``root`` (shipped.py: the appliance's
+Debian 13 packages), or from the host when ``root`` is None. The Fulcrum-compiled
+configuration runs unchanged, with the environment the node agent gives it
+(``FULCRUM_CONF_DIR``, ``FULCRUM_RUN_DIR``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.bench import shipped
 from tests.bench.loads import BenchError
+from tests.bench.plan import COMPILED
 from tests.harness.lab import Lab
 
 STOP_TIMEOUT_S = 10
@@ -33,7 +37,8 @@ def daemon_commands(system: str, conf_dir: Path) -> tuple[list[str], list[str], 
         base = ["nginx", "-p", f"{conf_dir}/", "-c", str(conf_dir / "nginx.conf")]
         return [*base, "-t", "-q"], [*base, "-g", "daemon off;"], {}
     config = str(conf_dir / "haproxy.cfg")
-    env = {"FULCRUM_CONF_DIR": str(conf_dir), "FULCRUM_RUN_DIR": str(conf_dir / "run")} if system == "fulcrum" else {}
+    compiled = system in COMPILED
+    env = {"FULCRUM_CONF_DIR": str(conf_dir), "FULCRUM_RUN_DIR": str(conf_dir / "run")} if compiled else {}
     return ["haproxy", "-c", "-q", "-f", config], ["haproxy", "-W", "-f", config], env
 
 
@@ -73,13 +78,15 @@ def process_cpu_seconds(pid: int) -> float:
 class ProxyInLab:
     """One system's proxy in the lb namespace; ``start()`` / ``stop()`` may be repeated."""
 
-    def __init__(self, lab: Lab, system: str, conf_dir: Path):
+    def __init__(self, lab: Lab, system: str, conf_dir: Path, root: Path | None = None):
         self.lab = lab
         self.system = system
         self.conf_dir = conf_dir
+        self.root = root
         for sub in ("run", "tmp"):
             (conf_dir / sub).mkdir(exist_ok=True)
-        self.check_argv, self.run_argv, extra_env = daemon_commands(system, conf_dir)
+        check_argv, run_argv, extra_env = daemon_commands(system, conf_dir)
+        self.check_argv, self.run_argv = shipped.command(root, check_argv), shipped.command(root, run_argv)
         self.env = {**os.environ, **extra_env}
         self.log_path = conf_dir / "daemon.log"
         self.proc: subprocess.Popen | None = None

@@ -44,6 +44,7 @@ class MuxResult:
     requests_per_s: float
     statuses: dict[str, int]
     errors: dict[str, int]
+    round: int = 1
 
     @property
     def ratios(self) -> list[float]:
@@ -77,7 +78,15 @@ def ramp_seconds(think_ms: int) -> float:
 
 
 def measure(
-    lab: Lab, row: str, system: str, address: str, path: str, clients: int, think_ms: int, window_s: float
+    lab: Lab,
+    row: str,
+    system: str,
+    address: str,
+    path: str,
+    clients: int,
+    think_ms: int,
+    window_s: float,
+    round_no: int = 1,
 ) -> MuxResult:
     ramp = ramp_seconds(think_ms)
     seconds = math.ceil(ramp + window_s + 2)  # wrk reads whole seconds only
@@ -117,6 +126,7 @@ def measure(
         requests_per_s=result["requests"] / (result["duration_us"] / 1e6),
         statuses=result["statuses"],
         errors=result["errors"],
+        round=round_no,
     )
 
 

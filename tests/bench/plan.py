@@ -1,12 +1,15 @@
 """What the benchmark measures: the listeners, pools, rule sets and files, as plain data.
 
 Three systems serve the same jobs side by side in the lab's lb namespace, each on its own
-block of VIPs so they can all run at once:
+block of VIPs so they can all run at once, with the daemons the appliance ships (Debian
+13's, from shipped.py). A fourth column runs Fulcrum's configuration on the build host's
+own HAProxy, to show what the version changes:
 
-    system    VIPs                 configuration
-    fulcrum   10.77.100.10 + i     Fulcrum's compiler (api/compiler), from a snapshot
-    haproxy   10.77.100.40 + i     hand-written HAProxy, as an expert would write it
-    nginx     10.77.100.70 + i     nginx as a reverse proxy (location blocks, upstream keepalive)
+    system        VIPs                  configuration, daemon
+    fulcrum       10.77.100.10 + i      Fulcrum's compiler (api/compiler), from a snapshot; shipped HAProxy
+    haproxy       10.77.100.40 + i      hand-written HAProxy, as an expert would write it; shipped HAProxy
+    nginx         10.77.100.70 + i      nginx as a reverse proxy (location blocks, upstream keepalive); shipped nginx
+    fulcrum-host  10.77.100.100 + i     Fulcrum's compiler, as ``fulcrum``; the host's HAProxy
 
 where ``i`` is the listener's index below. Everything here is pure: no processes, no files.
 """
@@ -17,9 +20,17 @@ from dataclasses import dataclass
 
 from tests.harness.lab import SERVER_ADDRS, Lab
 
-SYSTEMS = ("fulcrum", "haproxy", "nginx")
-SYSTEM_LABELS = {"fulcrum": "Fulcrum", "haproxy": "hand-written HAProxy", "nginx": "nginx"}
-VIP_BASE = {"fulcrum": 10, "haproxy": 40, "nginx": 70}
+SYSTEMS = ("fulcrum", "haproxy", "nginx", "fulcrum-host")
+SYSTEM_LABELS = {
+    "fulcrum": "Fulcrum",
+    "haproxy": "hand-written HAProxy",
+    "nginx": "nginx",
+    "fulcrum-host": "Fulcrum on the host's HAProxy",
+}
+VIP_BASE = {"fulcrum": 10, "haproxy": 40, "nginx": 70, "fulcrum-host": 100}
+# The systems whose configuration Fulcrum's compiler writes, and which daemon runs each.
+COMPILED = ("fulcrum", "fulcrum-host")
+ON_HOST = ("fulcrum-host",)
 
 # Pools after the seed-000 rule set (".gif -> 3 servers, .htm -> the other 3, anything
 # else -> all 6"), scaled to the lab's three servers: the two halves overlap in s2.
@@ -79,7 +90,7 @@ LISTENER = {listener.name: listener for listener in LISTENERS}
 
 
 def listeners_of(system: str) -> tuple[Listener, ...]:
-    return tuple(x for x in LISTENERS if system == "fulcrum" or not x.fulcrum_only)
+    return tuple(x for x in LISTENERS if system in COMPILED or not x.fulcrum_only)
 
 
 def vip(system: str, listener: Listener) -> str:

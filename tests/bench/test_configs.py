@@ -12,7 +12,8 @@ import pytest
 
 from tests.bench import certs, configs
 from tests.bench.daemons import daemon_commands, write_files
-from tests.bench.plan import LISTENER, LISTENERS, listeners_of, non_matching_prefixes, vip
+from tests.bench.plan import LISTENER, LISTENERS, SYSTEMS, listeners_of, non_matching_prefixes, vip
+from tests.bench.webbench import system_files
 
 THINK_MS = 200
 
@@ -26,17 +27,12 @@ def tls(tmp_path_factory):
 def written(tls, tmp_path_factory):
     """Every system's files written to its own directory, as the benchmark does."""
     root = tmp_path_factory.mktemp("conf")
-    makers = {
-        "fulcrum": lambda d: configs.fulcrum_files(tls, THINK_MS),
-        "haproxy": lambda d: configs.haproxy_files(tls, d, THINK_MS),
-        "nginx": lambda d: configs.nginx_files(tls, d, THINK_MS),
-    }
     dirs = {}
-    for system, make in makers.items():
+    for system in SYSTEMS:
         dirs[system] = root / system
         for sub in ("run", "tmp"):
             (dirs[system] / sub).mkdir(parents=True)
-        write_files(dirs[system], make(dirs[system]))
+        write_files(dirs[system], system_files(system, tls, dirs[system], THINK_MS))
     return dirs
 
 
@@ -55,19 +51,19 @@ def test_rule_sets_count_the_default_pool_as_the_seed_does():
 
 
 def test_every_listener_has_its_own_vip_per_system():
-    addresses = [vip(system, x) for system in ("fulcrum", "haproxy", "nginx") for x in listeners_of(system)]
+    addresses = [vip(system, x) for system in SYSTEMS for x in listeners_of(system)]
     assert len(addresses) == len(set(addresses))
     assert {x.name for x in LISTENERS} - {x.name for x in listeners_of("nginx")} == {"mux-default"}
 
 
-@pytest.mark.parametrize("system", ["fulcrum", "haproxy"])
+@pytest.mark.parametrize("system", ["fulcrum", "haproxy", "fulcrum-host"])
 def test_haproxy_accepts_both_haproxy_configs(written, system):
     check = check_with_daemon(system, written[system])
     assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_both_haproxy_configs_turn_the_pattern_cache_off_once(written):
-    for system in ("fulcrum", "haproxy"):
+    for system in ("fulcrum", "haproxy", "fulcrum-host"):
         text = (written[system] / "haproxy.cfg").read_text()
         assert text.count("tune.pattern.cache-size 0") == 1
         assert text.index("tune.pattern.cache-size 0") < text.index("\ndefaults")

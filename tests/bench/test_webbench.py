@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench import report
+from tests.bench import report, shipped
 from tests.bench.loads import (
     BenchError,
     Measurement,
@@ -167,7 +167,7 @@ def test_a_broken_multiplexing_run_is_refused(changes, complaint):
 
 def measurements() -> list[Measurement]:
     rates = {  # row -> system -> per-round rates
-        "3 rules": {"fulcrum": [100, 110, 90], "haproxy": [100, 100, 100], "nginx": [80, 80, 80]},
+        "3 rules": {"fulcrum": [100, 110, 90], "haproxy": [100, 100, 100], "nginx": [80, 80, 80], "fulcrum-host": [50]},
         "5,000 rules": {"fulcrum": [99, 99, 99], "haproxy": [100, 100, 100], "nginx": [70, 70, 70]},
     }
     found = [Measurement("l7", "3 rules", "fulcrum", 0, 1.0)]  # warm-up: left out
@@ -181,12 +181,12 @@ def measurements() -> list[Measurement]:
 def test_summaries_are_medians_and_ratios_of_medians():
     first, second = report.summarize(measurements())
     assert first.row == "3 rules" and first.rounds == 3
-    assert first.medians == {"fulcrum": 100, "haproxy": 100, "nginx": 80}
+    assert first.medians == {"fulcrum": 100, "haproxy": 100, "nginx": 80, "fulcrum-host": 50}
     assert (first.minimums["fulcrum"], first.maximums["fulcrum"]) == (90, 110)
-    assert first.ratio_to_haproxy == 1.0 and first.ratio_to_nginx == 1.25
+    assert first.ratio_to_haproxy == 1.0 and first.ratio_to_nginx == 1.25 and first.ratio_to_host == 2.0
     assert first.paired_ratio_to_haproxy == 1.0
-    assert first.cpu_us_per_op == {"fulcrum": 10_000, "haproxy": 10_000, "nginx": 12_500}
-    assert second.ratio_to_haproxy == pytest.approx(0.99)
+    assert first.cpu_us_per_op == {"fulcrum": 10_000, "haproxy": 10_000, "nginx": 12_500, "fulcrum-host": 20_000}
+    assert second.ratio_to_haproxy == pytest.approx(0.99) and second.ratio_to_host is None
 
 
 def test_costs_are_relative_throughput_changes():
@@ -222,12 +222,31 @@ def test_targets_missed():
 def test_tables_render_every_system():
     summaries = report.summarize(measurements())
     table = report.rate_table(summaries, "l7", "req/s")
-    assert "| 3 rules | 100 | 100 | 80 | 1.000 | 1.25 |" in table
-    assert "| 5,000 rules | 10 101.0 | 10 000.0 | 14 285.7 | 1.010 |" in report.cpu_table(summaries, "l7", "µs")
+    assert "| 3 rules | 100 | 100 | 80 | 50 | 1.000 | 1.25 | 2.00 |" in table
+    assert "| 5,000 rules | 99 | 100 | 70 | - | 0.990 | 1.41 | - |" in table
+    assert "| 5,000 rules | 10 101.0 | 10 000.0 | 14 285.7 | - | 1.010 |" in report.cpu_table(summaries, "l7", "µs")
     assert "| -1.0% (+1.0%) |" in report.costs_table(report.costs(summaries, [("x", "3 rules", "5,000 rules")]))
     assert report.number(12345.6) == "12 346"
     assert "| yes |" in report.targets_table(report.targets(summaries, None, [], "3 rules"))
-    assert "10.0 : 1" in report.mux_table([a_mux("nginx", [200])], {})
+    assert "| 10.0 : 1 | 10.0 |" in report.mux_table([a_mux("nginx", [200])], {})
+    builds = report.builds_table({"fulcrum": "HAProxy 3.0.11 (OpenSSL 3.5.9, 2 threads by default)"})
+    assert "| Fulcrum | HAProxy 3.0.11 (OpenSSL 3.5.9, 2 threads by default) |" in builds
+
+
+def test_multiplexing_cells_are_medians_over_rounds():
+    rounds = [a_mux("fulcrum", [n]) for n in (10, 40, 20)]  # ratios 200, 50, 100
+    for number, run in enumerate(rounds, 1):
+        run.round = number
+    mux = [*rounds, a_mux("haproxy", [10]), a_mux("haproxy", [20])]
+    fulcrum, haproxy = report.mux_summaries(mux)
+    assert (fulcrum.system, fulcrum.ratio, fulcrum.server_connections) == ("fulcrum", 100.0, 20)
+    assert haproxy.ratio == 150.0
+    assert report.mux_ratio_to_haproxy(mux) == {200: pytest.approx(100 / 150)}
+    table = report.mux_table(mux, {})
+    assert "| 20 (40) | 100.0 : 1 | 200.0, 50.0, 100.0 |" in table
+    # The target is judged on the longest think time measured, not the best ratio.
+    long_think = a_mux("fulcrum", [100], think_ms=60_000)
+    assert report.targets([], None, [*mux, long_think], "x")[-1].measured.startswith("20.0:1")
 
 
 # -- settings and rows ------------------------------------------------------------------------
@@ -258,3 +277,22 @@ def test_rows_and_rotation():
     assert rows[-1].label == "TLS ECDSA P-256 + client cert, 1 MiB" and rows[-1].listener == "tls-ecdsa-client"
     assert rotated([1, 2, 3], 1) == [2, 3, 1] and rotated([1, 2, 3], 3) == [1, 2, 3]
     assert format_size(45056) == "44 KiB" and format_size(64) == "64 B"
+
+
+# -- the shipped daemons ----------------------------------------------------------------------
+
+
+def test_daemon_builds_are_read_from_the_binaries_own_words():
+    haproxy = shipped.parse_build(
+        "haproxy",
+        "HAProxy version 3.0.11-1+deb13u5 2026/11/18 - https://haproxy.org/\n"
+        "Built with multi-threading support (MAX_TGROUPS=16, MAX_THREADS=256, default=2).\n"
+        "Built with OpenSSL version : OpenSSL 3.5.7 9 Jun 2026\n"
+        "Running on OpenSSL version : OpenSSL 3.5.9 29 Sep 2026\n",
+    )
+    assert haproxy.label() == "HAProxy 3.0.11-1+deb13u5 (OpenSSL 3.5.9 29 Sep 2026, 2 threads by default)"
+    nginx = shipped.parse_build(
+        "nginx",
+        "nginx version: nginx/1.26.3\nbuilt with OpenSSL 3.5.7 9 Jun 2026 (running with OpenSSL 3.5.9 29 Sep 2026)\n",
+    )
+    assert nginx.label() == "nginx 1.26.3 (OpenSSL 3.5.9 29 Sep 2026)"

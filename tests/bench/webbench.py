@@ -1,5 +1,7 @@
 """Benchmarks after the seed studies: Fulcrum-compiled HAProxy against hand-written HAProxy
-and nginx, all three in one run on the same lab (``make bench``).
+and nginx, all three in one run on the same lab (``make bench``), with the daemons the
+appliance ships (Debian 13's HAProxy and nginx, run from a cached root: shipped.py), and
+Fulcrum's configuration once more on the host's own HAProxy to show the version's effect.
 
 Sections (tests/bench/README.md has the method and the numbers):
 
@@ -33,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.bench import certs, configs, multiplex, report
+from tests.bench import certs, configs, multiplex, report, shipped
 from tests.bench.daemons import ProxyInLab, write_files
 from tests.bench.loads import (
     BenchError,
@@ -55,6 +57,7 @@ from tests.bench.plan import (
     MUX_OBJECT_SIZE,
     NEW_VISITOR_EVERY,
     NGINX_UPSTREAM_KEEPALIVE,
+    ON_HOST,
     POOLS,
     ROUTED_SERVERS,
     SYSTEMS,
@@ -115,6 +118,7 @@ SETTINGS = {
     "mux_clients": Setting("FULCRUM_BENCH_MUX_CLIENTS", int, "2000", "2000", "keep-alive clients"),
     "mux_think_ms": Setting("FULCRUM_BENCH_MUX_THINK_MS", int_list, "200,2000", "200", "think times, ms"),
     "mux_seconds": Setting("FULCRUM_BENCH_MUX_SECONDS", float, "8", "3", "sampling window after the ramp, s"),
+    "mux_rounds": Setting("FULCRUM_BENCH_MUX_ROUNDS", int, "3", "1", "rounds of every multiplexing cell"),
     "sections": Setting("FULCRUM_BENCH_SECTIONS", word_list, ",".join(SECTIONS), ",".join(SECTIONS), "sections"),
     "output": Setting("FULCRUM_BENCH_OUTPUT", Path, str(DEFAULT_OUTPUT), str(DEFAULT_OUTPUT), "JSON report"),
 }
@@ -154,8 +158,14 @@ def parse_args(argv: list[str] | None, environ: dict[str, str] | None = None) ->
     parser.add_argument("--threads", type=int, default=2, help="wrk threads for l7 and cps (default 2)")
     parser.add_argument("--connections", type=int, default=50, help="wrk connections for l7 and cps (default 50)")
     args = read_settings(parser, argv, SETTINGS, "FULCRUM_BENCH_QUICK", environ)
-    if args.rounds < 1 or args.duration <= 0 or args.cps_duration <= 0 or args.connections < args.threads:
-        parser.error("need rounds >= 1, duration > 0, cps-duration > 0, connections >= threads")
+    if (
+        args.rounds < 1
+        or args.mux_rounds < 1
+        or args.duration <= 0
+        or args.cps_duration <= 0
+        or args.connections < args.threads
+    ):
+        parser.error("need rounds >= 1, mux-rounds >= 1, duration > 0, cps-duration > 0, connections >= threads")
     if not args.sections or set(args.sections) - set(SECTIONS):
         parser.error(f"sections must be among {SECTIONS}, got {args.sections}")
     if not args.cps_sizes or not args.mux_think_ms or min(args.mux_think_ms) < 1:
@@ -217,12 +227,19 @@ def cps_rows(sizes: tuple[int, ...]) -> list[CpsRow]:
     return [CpsRow(mode, listener, size) for mode, listener in CPS_MODES for size in sizes]
 
 
-MUX_RUNS = (("nginx", "mux"), ("haproxy", "mux"), ("fulcrum", "mux"), ("fulcrum", "mux-default"))
+MUX_RUNS = (
+    ("nginx", "mux"),
+    ("haproxy", "mux"),
+    ("fulcrum", "mux"),
+    ("fulcrum", "mux-default"),
+    ("fulcrum-host", "mux"),
+)
 MUX_SETTINGS = {
     ("mux", "nginx"): f"upstream keepalive {NGINX_UPSTREAM_KEEPALIVE} (per worker; 2 workers)",
     ("mux", "haproxy"): f"http-reuse {MUX_CAPPED_REUSE}, pool-max-conn {MUX_CAPPED_IDLE_PER_SERVER}",
     ("mux", "fulcrum"): f"http_reuse {MUX_CAPPED_REUSE}, pool_max_conn {MUX_CAPPED_IDLE_PER_SERVER}",
-    ("mux-default", "fulcrum"): "pool defaults: http_reuse safe, pool_max_conn -1 (unlimited)",
+    ("mux-default", "fulcrum"): "the pool defaults",
+    ("mux", "fulcrum-host"): f"http_reuse {MUX_CAPPED_REUSE}, pool_max_conn {MUX_CAPPED_IDLE_PER_SERVER}",
 }
 
 
@@ -387,28 +404,33 @@ def measure_cps(lab: Lab, proxies: dict[str, ProxyInLab], args, tls: dict) -> li
 
 def measure_mux(lab: Lab, proxies: dict[str, ProxyInLab], args, tls: dict) -> list[multiplex.MuxResult]:
     """One proxy at a time, freshly started, so every server connection in the lb
-    namespace is the measured proxy's own."""
+    namespace is the measured proxy's own; every cell ``mux_rounds`` times, in rotated order
+    (at short think times the count is mostly requests in flight, which moves with load)."""
     for proxy in proxies.values():
         proxy.stop()
     results = []
-    for think_ms in args.mux_think_ms:
-        for system, name in MUX_RUNS:
-            results.append(measure_mux_one(lab, proxies[system], name, args, tls, think_ms))
+    for round_no in range(1, args.mux_rounds + 1):
+        for think_ms in args.mux_think_ms:
+            for system, name in rotated(list(MUX_RUNS), round_no):
+                results.append(measure_mux_one(lab, proxies[system], name, args, tls, think_ms, round_no))
     return results
 
 
-def measure_mux_one(lab: Lab, proxy: ProxyInLab, name: str, args, tls: dict, think_ms: int) -> multiplex.MuxResult:
+def measure_mux_one(
+    lab: Lab, proxy: ProxyInLab, name: str, args, tls: dict, think_ms: int, round_no: int
+) -> multiplex.MuxResult:
     proxy.start()
     try:
         wait_ready(lab, proxy, tls, [name])
         address = f"{vip(proxy.system, LISTENER[name])}:80"
         path = sized_path(MUX_OBJECT_SIZE)
-        result = multiplex.measure(lab, name, proxy.system, address, path, args.mux_clients, think_ms, args.mux_seconds)
+        clients, seconds = args.mux_clients, args.mux_seconds
+        result = multiplex.measure(lab, name, proxy.system, address, path, clients, think_ms, seconds, round_no)
         multiplex.check(result)
     finally:
         proxy.stop()
     print(
-        f"  mux {think_ms} ms {name:<12} {proxy.system:<8} {result.median_ratio:>7.1f} : 1 "
+        f"  mux round {round_no} {think_ms} ms {name:<12} {proxy.system:<12} {result.median_ratio:>7.1f} : 1 "
         f"(server connections {result.server_connections})",
         file=sys.stderr,
         flush=True,
@@ -430,13 +452,24 @@ def tool_version(argv: list[str]) -> str:
     return (proc.stdout + proc.stderr).strip().splitlines()[0]
 
 
-def environment(args) -> dict:
+def daemon_builds(root: Path) -> dict[str, str]:
+    """Which binary each system ran: version, TLS library, default threads (no config sets nbthread)."""
+    return {
+        system: shipped.describe(
+            None if system in ON_HOST else root, "nginx" if system == "nginx" else "haproxy"
+        ).label()
+        for system in SYSTEMS
+    }
+
+
+def environment(args, builds: dict[str, str]) -> dict:
     settings = {name: getattr(args, name) for name in SETTINGS}
     return {
         "cpus": os.cpu_count(),
         "kernel": platform.release(),
-        "haproxy": tool_version(["haproxy", "-v"]),
-        "nginx": tool_version(["nginx", "-v"]),
+        "daemons": builds,
+        "host_haproxy": tool_version(["haproxy", "-v"]),
+        "host_nginx": tool_version(["nginx", "-v"]),
         "wrk": tool_version(["wrk", "-v"]),
         "openssl": tool_version(["openssl", "version"]),
         "settings": settings | {"sections": args.sections, "threads": args.threads, "connections": args.connections},
@@ -444,8 +477,8 @@ def environment(args) -> dict:
     }
 
 
-def render_tables(summaries, l7_costs, mux_results, found, args) -> str:
-    parts = []
+def render_tables(summaries, l7_costs, mux_results, found, args, builds: dict[str, str]) -> str:
+    parts = ["### Daemons\n\n" + report.builds_table(builds)]
     direct = next((s for s in summaries if s.row == DIRECT_ROW), None)
     if any(s.section == "l7" for s in summaries):
         title = f"WebBench mix, req/s (median of {args.rounds})"
@@ -493,15 +526,19 @@ def write_report(args, facts, summaries, l7_costs, measurements, mux_results, fo
 # -- main -------------------------------------------------------------------------------------
 
 
+def system_files(system: str, tls: dict, directory: Path, think_ms: int) -> dict[str, bytes]:
+    if system == "haproxy":
+        return configs.haproxy_files(tls, directory, think_ms)
+    if system == "nginx":
+        return configs.nginx_files(tls, directory, think_ms)
+    return configs.fulcrum_files(tls, think_ms, system)
+
+
 def build_configs(conf_root: Path, tls: dict, think_ms: int) -> None:
-    for system, make in (
-        ("fulcrum", lambda d: configs.fulcrum_files(tls, think_ms)),
-        ("haproxy", lambda d: configs.haproxy_files(tls, d, think_ms)),
-        ("nginx", lambda d: configs.nginx_files(tls, d, think_ms)),
-    ):
+    for system in SYSTEMS:
         directory = conf_root / system
         directory.mkdir(parents=True)
-        write_files(directory, make(directory))
+        write_files(directory, system_files(system, tls, directory, think_ms))
 
 
 def run_sections(lab: Lab, proxies: dict[str, ProxyInLab], args, tls, timings: dict) -> tuple[list, list]:
@@ -540,12 +577,17 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="fulcrum-bench-"))
     work.chmod(0o711)  # nginx workers (nobody) reach their temp dirs below it
     try:
+        root = shipped.root()
+        builds = daemon_builds(root)
         (work / "tls").mkdir()
         tls = certs.generate(work / "tls")
         build_configs(work / "conf", tls, max(args.mux_think_ms))
         with Lab(args.prefix) as lab:
             prepare_lab(lab)
-            proxies = {system: ProxyInLab(lab, system, work / "conf" / system) for system in SYSTEMS}
+            proxies = {
+                system: ProxyInLab(lab, system, work / "conf" / system, None if system in ON_HOST else root)
+                for system in SYSTEMS
+            }
             try:
                 measurements, mux_results = run_sections(lab, proxies, args, tls, timings)
             finally:
@@ -562,8 +604,8 @@ def main(argv: list[str] | None = None) -> int:
     l7_costs = report.costs(summaries, COST_CHANGES)
     rule_cost = next((c for c in l7_costs if c.changed_row.startswith("5,000")), None)
     found = report.targets(summaries, rule_cost, mux_results, WEBBENCH_ROW)
-    print(render_tables(summaries, l7_costs, mux_results, found, args))
-    write_report(args, environment(args) | facts, summaries, l7_costs, measurements, mux_results, found)
+    print(render_tables(summaries, l7_costs, mux_results, found, args, builds))
+    write_report(args, environment(args, builds) | facts, summaries, l7_costs, measurements, mux_results, found)
     print(f"\nreport: {args.output} (configurations in {args.output.parent / 'configs'}); {facts['elapsed_s']} s")
     return 0
 
