@@ -123,6 +123,8 @@ _BACKEND_LINES = {
     "timeout queue": "queue_timeout_ms",
     "timeout check": "health_check/timeout_ms",
     "http-reuse": "http_reuse",
+    "retry-on": "http_reuse",  # the retry that covers reuse of idle connections
+    "http-request disable-l7-retry": "http_reuse",
     "option httpchk": "health_check",
     "http-check send": "health_check",
     "http-check expect status": "health_check/expected_status",

@@ -41,6 +41,13 @@ PROTOCOLS = catalog.words(catalog.PROTOCOLS)
 HTTP_PROTOCOLS = ("http", "https")
 
 HTTP_REUSE = catalog.words(catalog.HTTP_REUSE)
+# A new pool's reuse mode. "always" sends even a client's first request over an idle server
+# connection, as nginx's upstream keepalive does: a client that makes one request per
+# connection (HTTP/1.0, short-lived clients) then costs one TCP connection, not two
+# (tests/bench/README.md, "The shipped defaults"). Its risk, a member closing an idle
+# connection just as a client's first request goes out on it, is met by the template's L7
+# retry, which only an idempotent request gets, as with nginx.
+HTTP_REUSE_DEFAULT = "always"
 PROXY_PROTOCOLS = catalog.words(catalog.PROXY_PROTOCOLS)
 TLS_POLICIES = ("modern", "intermediate", "legacy")
 CLIENT_AUTH = ("none", "optional", "required")

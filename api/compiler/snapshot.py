@@ -97,7 +97,7 @@ class Pool:
     members: tuple[Member, ...]
     health_check: HealthCheck | None = None
     persistence: Persistence = Persistence()
-    http_reuse: str = "safe"  # never | safe | aggressive | always
+    http_reuse: str = rules.HTTP_REUSE_DEFAULT  # never | safe | aggressive | always
     pool_max_conn: int = -1  # idle connections kept per member; -1 = unlimited
     pool_purge_delay_ms: int = 5000
     # Re-encryption to members.

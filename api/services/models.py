@@ -30,7 +30,7 @@ class Pool(models.Model):
     http_reuse = models.CharField(
         max_length=16,
         choices=catalog.labels(catalog.HTTP_REUSE),
-        default="safe",
+        default=rules.HTTP_REUSE_DEFAULT,
         help_text="Which requests may reuse an idle server connection opened for another client.",
     )
     pool_max_conn = models.IntegerField(

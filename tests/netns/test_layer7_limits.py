@@ -1,6 +1,7 @@
 """Layer 7 limits and member signals with real traffic: per-source connection limit,
-slow-client request timeout, member slow start, agent-check answers, and cookie rewrite
-persistence."""
+slow-client request timeout, member slow start, agent-check answers, cookie rewrite
+persistence, and what the pools' connection reuse does when a member closes an idle
+connection."""
 
 import subprocess
 import sys
@@ -52,6 +53,30 @@ class Slow(http.server.BaseHTTPRequestHandler):
 socketserver.ThreadingTCPServer.allow_reuse_address = True
 socketserver.ThreadingTCPServer(("0.0.0.0", int(sys.argv[1])), Slow).serve_forever()
 """
+
+# A member that answers the first request on each connection and keeps it open, then closes
+# it, unanswered, when the next request arrives: an idle connection the member is closing
+# just as the balancer sends a request on it. Each answer names its connection.
+CLOSER = """
+import itertools, socket, sys, threading
+numbers = itertools.count(1)
+def serve(conn, number):
+    with conn:
+        head = b""
+        while b"\\r\\n\\r\\n" not in head:
+            chunk = conn.recv(4096)
+            if not chunk:
+                return
+            head += chunk
+        body = f"connection {number}\\n".encode()
+        conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
+        conn.recv(4096)  # the next request: closed without an answer
+server = socket.create_server(("0.0.0.0", int(sys.argv[1])))
+while True:
+    conn, _ = server.accept()
+    threading.Thread(target=serve, args=(conn, next(numbers)), daemon=True).start()
+"""
+CLOSER_PORTS = {"reused": 8082, "reused-safe": 8083}
 
 # Holds N connections open to a VIP until killed.
 HOLDER = """
@@ -123,10 +148,17 @@ def limits(stack, lab, tmp_path_factory):
         max_queue=1,
     )
     api.create("/api/v1/virtual-services/", name="queued", vip=LIMIT_VIP, port=85, default_pool=queued["id"])
+    # In s1: the slow-start test stops s3's server and every process in its namespace.
+    closers = [_netns_python(lab, "s1", CLOSER, port) for port in CLOSER_PORTS.values()]
+    for vs_port, (name, member_port) in enumerate(CLOSER_PORTS.items(), start=86):
+        reuse = {"http_reuse": "safe"} if name.endswith("-safe") else {}  # else the default
+        pool = api.create("/api/v1/pools/", name=name, **reuse)
+        api.create("/api/v1/members/", pool=pool["id"], name="s1", address=lab.servers["s1"], port=member_port)
+        api.create("/api/v1/virtual-services/", name=name, vip=LIMIT_VIP, port=vs_port, default_pool=pool["id"])
     revision = stack.apply("limits")
     assert revision["nodes"][0]["state"] == "applied", revision["nodes"]
     yield reply
-    for process in (agent, slow_server):
+    for process in (agent, slow_server, *closers):
         process.kill()
         process.wait()
 
@@ -215,3 +247,21 @@ def test_member_connection_cap_queues_then_refuses(limits, lab):
         for _ in range(3)
     ]
     assert sorted(c.communicate(timeout=15)[0] for c in clients) == ["200", "200", "503"]
+
+
+def test_a_first_request_meeting_a_closed_idle_connection_is_sent_again_only_if_idempotent(limits, lab):
+    url = f"http://{LIMIT_VIP}:86/"  # the pool defaults: http_reuse always
+    assert curl(lab, url)[:2] == (200, "connection 1")  # then idle in HAProxy's pool
+    # Another client's first GET goes out on that idle connection; the member closes it
+    # unanswered; HAProxy sends the GET again on a new connection.
+    assert curl(lab, url)[:2] == (200, "connection 2")
+    # A POST is never sent twice: on connection 2, now idle and closed under it in turn, the
+    # client gets 502, as nginx answers a non-idempotent request on a dead upstream connection.
+    assert curl(lab, "-d", "order=1", url)[0] == 502
+    assert curl(lab, url)[:2] == (200, "connection 3")
+
+
+def test_a_safe_pool_gives_each_client_first_request_its_own_connection(limits, lab):
+    url = f"http://{LIMIT_VIP}:87/"  # http_reuse safe
+    assert curl(lab, url)[:2] == (200, "connection 1")
+    assert curl(lab, url)[:2] == (200, "connection 2")  # connection 1 idle, and not used

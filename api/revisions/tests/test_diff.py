@@ -105,7 +105,7 @@ def test_a_page_of_changes_gets_the_fields_of_its_objects_only():
 
 def test_fields_of_an_object_added_or_removed_say_when_they_are_at_their_default():
     """A new service listed every field (92 rows, issue 20): the console folds the defaults."""
-    pool = {**POOL, "members": [{"name": "s1", "weight": 1, "backup": False, "max_queue": 9}], "http_reuse": "safe"}
+    pool = {**POOL, "members": [{"name": "s1", "weight": 1, "backup": False, "max_queue": 9}], "http_reuse": "always"}
     for old, new in (({}, {"pools": [pool]}), ({"pools": [pool]}, {})):
         (change,) = object_changes(old, new)
         defaults = {f["field"]: f["default"] for f in change["fields"]}
@@ -120,7 +120,7 @@ def test_fields_of_an_object_added_or_removed_say_when_they_are_at_their_default
             "members/s1/max_queue": False,  # 0 by default
         }, change["change"]
     changed = object_changes({"pools": [pool]}, {"pools": [{**pool, "http_reuse": "never"}]})
-    assert changed[0]["fields"] == [{"field": "http_reuse", "old": "safe", "new": "never", "default": False}]
+    assert changed[0]["fields"] == [{"field": "http_reuse", "old": "always", "new": "never", "default": False}]
 
 
 def test_secret_fields_show_only_that_they_changed():

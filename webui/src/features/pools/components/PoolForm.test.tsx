@@ -51,7 +51,7 @@ describe('PoolForm', () => {
     await user.type(screen.getByRole('textbox', { name: 'SNI' }), '@host');
     await user.click(screen.getByRole('button', { name: 'Create pool' }));
     expect(toPoolRequest(onSubmit.mock.calls[0]?.[0])).toEqual(
-      expect.objectContaining({ name: 'secure', tls: true, tls_verify: true, tls_ca: 23, tls_sni: '@host', pool_max_conn: -1, http_reuse: 'safe' }),
+      expect.objectContaining({ name: 'secure', tls: true, tls_verify: true, tls_ca: 23, tls_sni: '@host', pool_max_conn: -1, http_reuse: 'always' }),
     );
   });
 

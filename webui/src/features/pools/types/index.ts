@@ -205,7 +205,7 @@ export function toPoolForm(pool?: Pool): PoolFormValues {
       table_size: p?.table_size ?? 100_000,
       fallback_source: p?.fallback_source ?? false,
     },
-    http_reuse: pool?.http_reuse ?? 'safe',
+    http_reuse: pool?.http_reuse ?? 'always',
     pool_max_conn: pool?.pool_max_conn ?? -1,
     pool_purge_delay_ms: pool?.pool_purge_delay_ms ?? 5000,
     tls: pool?.tls ?? false,
