@@ -6,7 +6,10 @@ are absolute under ``conf_dir`` so the daemons can be started from anywhere.
 - Fulcrum: a snapshot (the API's JSON form) run through the real compiler, unchanged
   except for the benchmark's global tuning line (below).
 - Hand-written HAProxy: what an expert writes by hand for the same job: ``use_backend``
-  on ``path_end``, one ``map_beg`` lookup for the never-matching prefixes, shared backends.
+  on ``path_end``, one ``map_beg`` lookup for the never-matching prefixes, shared backends,
+  and the same connection handling as Fulcrum's pool defaults (reuse of idle server
+  connections for every request, an L7 retry for idempotent requests, splicing), so that
+  the two differ only in how the configuration is written.
 - nginx: ``location ^~`` prefix blocks (nginx keeps them in a tree), regex locations for
   the extensions, upstream groups with keepalive.
 
@@ -207,10 +210,13 @@ def _haproxy_frontend(listener: Listener, conf_dir: Path, think_ms: int) -> tupl
     return lines, maps
 
 
-def _haproxy_backend(name: str, members: tuple[str, ...], cookie: str = "", reuse: str = "", idle_max: int = -1):
+def _haproxy_backend(name: str, members: tuple[str, ...], cookie: str = "", idle_max: int = -1):
     lines = ["", f"backend {name}", "    balance roundrobin", "    option httpchk GET /health"]
-    if reuse:
-        lines.append(f"    http-reuse {reuse}")
+    lines += [
+        "    http-reuse always",
+        "    retry-on conn-failure empty-response",
+        "    http-request disable-l7-retry unless { method GET HEAD OPTIONS TRACE PUT DELETE }",
+    ]
     if cookie:
         lines.append(f"    cookie {cookie} insert indirect nocache httponly")
     lines.append("    default-server inter 2s rise 2 fall 3" + (f" pool-max-conn {idle_max}" if idle_max >= 0 else ""))
@@ -231,6 +237,7 @@ def haproxy_files(tls: dict[str, KeyTypeMaterial], conf_dir: Path, think_ms: int
         "defaults",
         "    mode http",
         "    option http-keep-alive",
+        "    option splice-auto",
         "    option forwardfor",
         "    timeout connect 5s",
         "    timeout client 30s",
@@ -247,7 +254,7 @@ def haproxy_files(tls: dict[str, KeyTypeMaterial], conf_dir: Path, think_ms: int
         lines += _haproxy_backend(name, members)
     for name in ("images", "pages"):
         lines += _haproxy_backend(f"{name}-ck", POOLS[name], cookie=COOKIE_NAMES[name])
-    lines += _haproxy_backend("mux", POOLS["all"], reuse=MUX_CAPPED_REUSE, idle_max=MUX_CAPPED_IDLE_PER_SERVER)
+    lines += _haproxy_backend("mux", POOLS["all"], idle_max=MUX_CAPPED_IDLE_PER_SERVER)
     return files | {"haproxy.cfg": ("\n".join(lines) + "\n").encode()}
 
 

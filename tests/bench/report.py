@@ -247,6 +247,19 @@ def rate_table(summaries: list[RowSummary], section: str, title: str) -> str:
     return "\n".join(lines)
 
 
+def direct_table(summaries: list[RowSummary], direct: float) -> str:
+    """Each system's WebBench throughput as a share of the direct path's (client to one
+    server, no proxy), on the same CPUs: what putting the proxy in the path costs."""
+    header = ["| share of the direct path", *(SYSTEM_LABELS[s] for s in SYSTEMS)]
+    lines = [" | ".join(header) + " |", "| --- |" + " ---: |" * len(SYSTEMS)]
+    for s in summaries:
+        if s.section != "l7" or not set(SYSTEMS) & set(s.medians):
+            continue
+        shares = (f"{s.medians[system] / direct:.0%}" if system in s.medians else "-" for system in SYSTEMS)
+        lines.append(f"| {s.row} | " + " | ".join(shares) + " |")
+    return "\n".join(lines)
+
+
 def cpu_table(summaries: list[RowSummary], section: str, title: str) -> str:
     """Proxy CPU per operation; the ratio is Fulcrum's cost over hand-written HAProxy's."""
     header = ["| " + title, *(SYSTEM_LABELS[s] for s in SYSTEMS), "Fulcrum ÷ HAProxy |"]

@@ -229,6 +229,7 @@ def test_tables_render_every_system():
     assert report.number(12345.6) == "12 346"
     assert "| yes |" in report.targets_table(report.targets(summaries, None, [], "3 rules"))
     assert "| 10.0 : 1 | 10.0 |" in report.mux_table([a_mux("nginx", [200])], {})
+    assert "| 3 rules | 50% | 50% | 40% | 25% |" in report.direct_table(summaries, 200.0)
     builds = report.builds_table({"fulcrum": "HAProxy 3.0.11 (OpenSSL 3.5.9, 2 threads by default)"})
     assert "| Fulcrum | HAProxy 3.0.11 (OpenSSL 3.5.9, 2 threads by default) |" in builds
 

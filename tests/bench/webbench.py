@@ -485,6 +485,7 @@ def render_tables(summaries, l7_costs, mux_results, found, args, builds: dict[st
         parts.append("### Seed 000: L7 switching, WebBench mix\n\n" + report.rate_table(summaries, "l7", title))
         if direct is not None:
             parts.append(f"{DIRECT_ROW}: {report.number(direct.medians['direct'])} req/s")
+            parts.append(report.direct_table(summaries, direct.medians["direct"]))
         parts.append(report.costs_table(l7_costs))
         parts.append(report.cpu_table(summaries, "l7", "proxy CPU µs per request (median)"))
     if any(s.section == "cps" for s in summaries):
