@@ -82,7 +82,6 @@ class ProxyInLab:
         self.lab = lab
         self.system = system
         self.conf_dir = conf_dir
-        self.root = root
         for sub in ("run", "tmp"):
             (conf_dir / sub).mkdir(exist_ok=True)
         check_argv, run_argv, extra_env = daemon_commands(system, conf_dir)

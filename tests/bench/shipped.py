@@ -5,7 +5,7 @@ host's. ``root()`` makes a minimal trixie root with ``mmdebstrap`` from the arch
 image is built from (``images/build.sh``: the same suite, mirrors and security updates),
 holding only the daemons and OpenSSL. It is built once and cached under
 ``tests/bench/.cache/root-<key>``, where the key is a hash of what goes in (suite, sources,
-packages); ``--refresh`` style rebuilds are a matter of deleting the folder.
+packages). To pick up newer point releases, delete the folder.
 
 ``command(root, argv)`` runs ``argv`` from that root on the host's kernel: a private mount
 namespace binds the host's temp folder (where the benchmark writes its configurations, at

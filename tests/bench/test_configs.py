@@ -69,6 +69,23 @@ def test_both_haproxy_configs_turn_the_pattern_cache_off_once(written):
         assert text.index("tune.pattern.cache-size 0") < text.index("\ndefaults")
 
 
+def test_the_hand_written_haproxy_handles_connections_as_fulcrum_defaults_do(written):
+    """The two HAProxy configurations differ in how they are written, not in what they do with
+    server connections: the hand-written one repeats the compiler's pool defaults."""
+    compiled = (written["fulcrum"] / "haproxy.cfg").read_text().splitlines()
+    by_hand = (written["haproxy"] / "haproxy.cfg").read_text().splitlines()
+    for line in (
+        "    option splice-auto",
+        "    http-reuse always",
+        "    retry-on conn-failure empty-response",
+        "    http-request disable-l7-retry unless { method GET HEAD OPTIONS TRACE PUT DELETE }",
+    ):
+        assert line in compiled and line in by_hand, line
+    # Every backend reuses so, in both: Fulcrum's pools at their defaults, and by hand.
+    for lines in (compiled, by_hand):
+        assert lines.count("    http-reuse always") == lines.count("    balance roundrobin") > 0
+
+
 def test_fulcrum_folds_the_never_matching_rules_into_one_map(written):
     text = (written["fulcrum"] / "haproxy.cfg").read_text()
     assert "rules app-0000 .. app-4996: 4997 path_prefix rules as one map lookup" in text
